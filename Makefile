@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# dm-pcm top-level Makefile.  Everything a newcomer needs is one of:
+#   make demo      make check      make bench      make lint
+# Each target installs what it is missing (tools/install-deps) first.
+#
+# Variables:
+#   KVER    kernel release to build for (default: running kernel if its
+#           headers are installed, else the newest installed headers)
+#   KDIR    kernel build tree (default: /lib/modules/$(KVER)/build)
+#   NATIVE  1 = run tests/demo/bench on this host instead of a VM (root,
+#           a kernel that can load modules)
+#   KERNELS kernels the VM suite runs on (default: 6.1 6.12)
+
+SHELL := /bin/bash
+TOP := $(abspath .)
+
+running_kver := $(shell uname -r)
+newest_kver = $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
+KVER ?= $(if $(wildcard /lib/modules/$(running_kver)/build),$(running_kver),$(newest_kver))
+KDIR ?= /lib/modules/$(KVER)/build
+KERNELS ?= 6.1 6.12
+NATIVE ?= 0
+
+BUILD := $(TOP)/build/$(KVER)
+MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
+
+.PHONY: all module modules-all deps unit lint check demo bench clean help
+
+all: module
+
+help:
+	@sed -n '2,14p' Makefile
+
+# Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
+# one checkout builds for several kernels side by side (6.1's kbuild has no
+# separate output directory for external modules).
+module: $(MODSRC)
+	@test -d "$(KDIR)" || { echo "no kernel build tree at $(KDIR): run 'make deps' or set KDIR" >&2; exit 1; }
+	@mkdir -p "$(BUILD)/dm-pcm"
+	@for f in $(MODSRC); do ln -sfn "$(TOP)/$$f" "$(BUILD)/dm-pcm/$$(basename $$f)"; done
+	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm" CONFIG_DM_PCM=m W=1 modules
+	@echo "built $(BUILD)/dm-pcm/dm-pcm.ko"
+
+modules-all:
+	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done
+
+deps:
+	tools/install-deps
+
+unit:
+	$(MAKE) -C tests/host run
+
+lint:
+	tools/lint
+
+check:
+	tools/check $(if $(filter 1,$(NATIVE)),--native) --kernels "$(KERNELS)"
+
+demo:
+	tools/demo $(if $(filter 1,$(NATIVE)),--native)
+
+bench:
+	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(BENCH_ARGS)
+
+clean:
+	rm -rf build
+	$(MAKE) -C tests/host clean

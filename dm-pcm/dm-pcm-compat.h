@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-pcm compatibility shims between the kernels dm-pcm is tested on
+ * (Debian's 6.1 and 6.12).  Every shim lives here and nowhere else; this
+ * header goes away when dm-pcm moves into drivers/md.
+ */
+#ifndef DM_PCM_COMPAT_H
+#define DM_PCM_COMPAT_H
+
+#include <linux/device-mapper.h>
+#include <linux/module.h>
+
+/* module_dm() arrived in 6.3. */
+#ifndef module_dm
+#define module_dm(name)							\
+static int __init dm_##name##_init(void)				\
+{									\
+	return dm_register_target(&(name##_target));			\
+}									\
+module_init(dm_##name##_init);						\
+static void __exit dm_##name##_exit(void)				\
+{									\
+	dm_unregister_target(&(name##_target));				\
+}									\
+module_exit(dm_##name##_exit)
+#endif
+
+#endif

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm parameter table, presets and "key:value" parser.
+ *
+ * The table line's optional words are "key:value" or bare flags (the
+ * dm-integrity style).  A preset sets defaults first, whatever its position;
+ * every other word then overrides it.  Nothing here allocates or sleeps.
+ */
+#include <linux/bitops.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/string.h>
+
+#include "pcm-params.h"
+
+const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
+	[PCM_ROW_SIZE] = {
+		.name = "row_size", .unit = "bytes", .kind = PCM_KIND_POW2,
+		.def = 4096, .min = 512, .max = 1048576,
+	},
+};
+
+static const struct pcm_preset_value preset_none[] = {
+	{ PCM_NR_PARAMS, 0 },
+};
+
+const struct pcm_preset pcm_presets[] = {
+	{ .name = "none", .source = "no delay, no errors", .values = preset_none },
+};
+
+const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);
+
+#define pcm_fail(err, phrase, fmt, ...)					\
+	({								\
+		(err)->what = (phrase);					\
+		scnprintf((err)->detail, sizeof((err)->detail), fmt,	\
+			  ##__VA_ARGS__);				\
+		-EINVAL;						\
+	})
+
+static void apply_preset(struct pcm_config *cfg, unsigned int preset)
+{
+	const struct pcm_preset_value *v;
+
+	for (v = pcm_presets[preset].values; v->id != PCM_NR_PARAMS; v++)
+		cfg->val[v->id] = v->val;
+	cfg->preset = preset;
+}
+
+void pcm_config_init(struct pcm_config *cfg)
+{
+	unsigned int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < PCM_NR_PARAMS; i++)
+		cfg->val[i] = pcm_params[i].def;
+	apply_preset(cfg, 0);
+}
+
+static int lookup_n(const char *name, size_t n)
+{
+	unsigned int i;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++)
+		if (strlen(pcm_params[i].name) == n &&
+		    !strncmp(name, pcm_params[i].name, n))
+			return i;
+	return -ENOENT;
+}
+
+int pcm_param_lookup(const char *name)
+{
+	return lookup_n(name, strlen(name));
+}
+
+/* Digits only: no sign, no blank, no trailing newline that kstrtoull allows. */
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static int parse_choice(const struct pcm_param_desc *p, const char *str,
+			u64 *val, struct pcm_err *err)
+{
+	unsigned int i;
+
+	for (i = 0; p->choices[i]; i++) {
+		if (!strcmp(str, p->choices[i])) {
+			*val = i;
+			return 0;
+		}
+	}
+	return pcm_fail(err, "Invalid parameter value",
+			"%s:%.32s: not one of the allowed values", p->name, str);
+}
+
+int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
+			  struct pcm_err *err)
+{
+	const struct pcm_param_desc *p = &pcm_params[id];
+	unsigned long long v;
+
+	if (p->kind == PCM_KIND_ENUM)
+		return parse_choice(p, str, val, err);
+	if (!all_digits(str) || kstrtoull(str, 10, &v))
+		return pcm_fail(err, "Invalid parameter value",
+				"%s:%.32s: not a decimal number in %llu..%llu",
+				p->name, str, p->min, p->max);
+	if (v < p->min || v > p->max)
+		return pcm_fail(err, "Parameter out of range",
+				"%s:%llu: out of range, allowed %llu..%llu %s",
+				p->name, v, p->min, p->max, p->unit);
+	if (p->kind == PCM_KIND_POW2 && !is_power_of_2(v))
+		return pcm_fail(err, "Parameter must be a power of two",
+				"%s:%llu: not a power of two in %llu..%llu",
+				p->name, v, p->min, p->max);
+	*val = v;
+	return 0;
+}
+
+/* Whether "set" may change parameter @id on a live device. */
+int pcm_param_check_set(enum pcm_param id, struct pcm_err *err)
+{
+	const struct pcm_param_desc *p = &pcm_params[id];
+
+	if (!p->runtime || p->kind == PCM_KIND_FLAG)
+		return pcm_fail(err, "Parameter not tunable at runtime",
+				"%s cannot change on a live device: reload the table",
+				p->name);
+	return 0;
+}
+
+static int parse_preset(struct pcm_config *cfg, const char *name,
+			struct pcm_err *err)
+{
+	unsigned int i;
+
+	if (cfg->preset_given)
+		return pcm_fail(err, "Duplicate parameter",
+				"preset given twice");
+	for (i = 0; i < pcm_nr_presets; i++) {
+		if (!strcmp(name, pcm_presets[i].name)) {
+			apply_preset(cfg, i);
+			cfg->preset_given = true;
+			return 0;
+		}
+	}
+	return pcm_fail(err, "Unknown preset", "preset:%.32s: unknown preset",
+			name);
+}
+
+static int parse_word(struct pcm_config *cfg, const char *word,
+		      struct pcm_err *err)
+{
+	const char *value = strchr(word, ':');
+	size_t keylen = value ? (size_t)(value - word) : strlen(word);
+	const struct pcm_param_desc *p;
+	u64 v;
+	int id, r;
+
+	if (value)
+		value++;
+	if (keylen == 6 && !strncmp(word, "preset", 6)) {
+		if (!value)
+			return pcm_fail(err, "Missing parameter value",
+					"preset needs a name: preset:<name>");
+		return 0;	/* applied before the other words */
+	}
+	id = lookup_n(word, keylen);
+	if (id < 0)
+		return pcm_fail(err, "Unknown parameter",
+				"%.40s: unknown parameter", word);
+	p = &pcm_params[id];
+	if (cfg->given & BIT_ULL(id))
+		return pcm_fail(err, "Duplicate parameter",
+				"%s given twice", p->name);
+	if (p->kind == PCM_KIND_FLAG) {
+		if (value)
+			return pcm_fail(err, "Invalid parameter value",
+					"%s is a flag and takes no value", p->name);
+		v = 1;
+	} else {
+		if (!value)
+			return pcm_fail(err, "Missing parameter value",
+					"%s needs a value: %s:<%s>", p->name,
+					p->name, p->unit);
+		r = pcm_param_parse_value(id, value, &v, err);
+		if (r)
+			return r;
+	}
+	cfg->val[id] = v;
+	cfg->given |= BIT_ULL(id);
+	return 0;
+}
+
+/*
+ * Parse the optional words of a table line.  The preset goes first so the
+ * other words override it, wherever they stand.
+ */
+int pcm_config_parse(struct pcm_config *cfg, unsigned int argc, char **argv,
+		     struct pcm_err *err)
+{
+	unsigned int i;
+	int r;
+
+	BUILD_BUG_ON(PCM_NR_PARAMS > 64);
+	pcm_config_init(cfg);
+	for (i = 0; i < argc; i++) {
+		if (strncmp(argv[i], "preset:", 7))
+			continue;
+		r = parse_preset(cfg, argv[i] + 7, err);
+		if (r)
+			return r;
+	}
+	for (i = 0; i < argc; i++) {
+		r = parse_word(cfg, argv[i], err);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+unsigned int pcm_config_nr_table_words(const struct pcm_config *cfg)
+{
+	return cfg->preset_given + hweight64(cfg->given);
+}
+
+/*
+ * Word format per mode: the table line and "config" print " key:value",
+ * IMA prints ",key=value" (the kernel's IMA convention).
+ */
+static size_t emit_param(const struct pcm_config *cfg, unsigned int id,
+			 enum pcm_emit mode, char *buf, size_t len)
+{
+	const struct pcm_param_desc *p = &pcm_params[id];
+	char pre = mode == PCM_EMIT_IMA ? ',' : ' ';
+	char sep = mode == PCM_EMIT_IMA ? '=' : ':';
+	u64 v = cfg->val[id];
+
+	switch (p->kind) {
+	case PCM_KIND_FLAG:
+		if (mode == PCM_EMIT_IMA)
+			return scnprintf(buf, len, ",%s=%c", p->name, v ? 'y' : 'n');
+		return v ? scnprintf(buf, len, " %s", p->name) : 0;
+	case PCM_KIND_ENUM:
+		return scnprintf(buf, len, "%c%s%c%s", pre, p->name, sep,
+				 p->choices[v]);
+	default:
+		return scnprintf(buf, len, "%c%s%c%llu", pre, p->name, sep, v);
+	}
+}
+
+/*
+ * Print the configuration, each word with a leading separator.
+ * PCM_EMIT_GIVEN prints only what the table line gave, in canonical order,
+ * so that the line recreates the device; the other modes print every
+ * effective value.  Returns the length written.
+ */
+size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
+		       char *buf, size_t len)
+{
+	bool all = mode != PCM_EMIT_GIVEN;
+	size_t sz = 0;
+	unsigned int i;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	if (all || cfg->preset_given)
+		sz += scnprintf(buf + sz, len - sz, "%cpreset%c%s",
+				mode == PCM_EMIT_IMA ? ',' : ' ',
+				mode == PCM_EMIT_IMA ? '=' : ':',
+				pcm_presets[cfg->preset].name);
+	for (i = 0; i < PCM_NR_PARAMS; i++)
+		if (all || (cfg->given & BIT_ULL(i)))
+			sz += emit_param(cfg, i, mode, buf + sz, len - sz);
+	return sz;
+}

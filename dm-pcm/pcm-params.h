@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-pcm parameters: the table-driven description of every optional table
+ * argument, the presets, and the parser that turns "key:value" words into a
+ * configuration.  Pure logic: it builds into the module and into the host
+ * unit tests (tests/host), so it includes nothing but basic kernel headers.
+ */
+#ifndef DM_PCM_PARAMS_H
+#define DM_PCM_PARAMS_H
+
+#include <linux/types.h>
+
+/*
+ * One entry per optional parameter.  A new parameter is one enum value
+ * here plus one row in pcm_params[]; parsing, "set", "config", the table
+ * line and the host tests pick it up from there.
+ */
+enum pcm_param {
+	PCM_ROW_SIZE,
+	PCM_NR_PARAMS
+};
+
+enum pcm_param_kind {
+	PCM_KIND_U64,		/* decimal integer in [min, max] */
+	PCM_KIND_POW2,		/* power of two in [min, max] */
+	PCM_KIND_ENUM,		/* one of choices[]; value is the index */
+	PCM_KIND_FLAG,		/* bare word; value 1 when present */
+};
+
+struct pcm_param_desc {
+	const char *name;
+	const char *unit;	/* shown by "config" and the documentation */
+	enum pcm_param_kind kind;
+	u64 def;		/* value when neither preset nor table sets it */
+	u64 min, max;
+	bool runtime;		/* may change with "set" on a live device */
+	const char * const *choices;	/* PCM_KIND_ENUM, NULL-terminated */
+};
+
+struct pcm_preset_value {
+	enum pcm_param id;
+	u64 val;
+};
+
+struct pcm_preset {
+	const char *name;
+	const char *source;	/* the paper the calibration comes from */
+	const struct pcm_preset_value *values;	/* ends with PCM_NR_PARAMS */
+};
+
+struct pcm_config {
+	u64 val[PCM_NR_PARAMS];
+	u64 given;		/* bit per parameter set on the table line */
+	unsigned int preset;	/* index into pcm_presets[] */
+	bool preset_given;
+};
+
+extern const struct pcm_param_desc pcm_params[PCM_NR_PARAMS];
+extern const struct pcm_preset pcm_presets[];
+extern const unsigned int pcm_nr_presets;
+
+/* Most optional words a table line can carry: every parameter and a preset. */
+#define PCM_MAX_OPT_WORDS	(PCM_NR_PARAMS + 1)
+
+/*
+ * Errors carry two texts: a static phrase for ti->error (the kernel wants
+ * no format there) and a detailed one, naming the word and what is
+ * allowed, for DMERR.
+ */
+struct pcm_err {
+	char *what;		/* for ti->error, which is a plain char * */
+	char detail[160];
+};
+
+void pcm_config_init(struct pcm_config *cfg);
+int pcm_config_parse(struct pcm_config *cfg, unsigned int argc, char **argv,
+		     struct pcm_err *err);
+int pcm_param_lookup(const char *name);
+int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
+			  struct pcm_err *err);
+int pcm_param_check_set(enum pcm_param id, struct pcm_err *err);
+unsigned int pcm_config_nr_table_words(const struct pcm_config *cfg);
+enum pcm_emit {
+	PCM_EMIT_GIVEN,		/* table line: only what was given */
+	PCM_EMIT_ALL,		/* "config": every effective value */
+	PCM_EMIT_IMA,		/* IMA measurement: ",key=value" */
+};
+
+size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
+		       char *buf, size_t len);
+
+#endif

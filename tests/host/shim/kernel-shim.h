@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The few kernel interfaces dm-pcm's pure-logic files use, for building
+ * them unchanged into host test programs (as tools/testing/radix-tree
+ * does for the kernel's own code).
+ */
+#ifndef PCM_KERNEL_SHIM_H
+#define PCM_KERNEL_SHIM_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define BIT_ULL(n)		(1ULL << (n))
+#define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)
+#define hweight64(x)		((unsigned int)__builtin_popcountll(x))
+#define is_power_of_2(n)	((n) != 0 && (((n) & ((n) - 1)) == 0))
+
+static inline int scnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!size)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return 0;
+	return (size_t)n >= size ? (int)size - 1 : n;
+}
+
+/* The kernel's kstrtoull: whole string, optional trailing newline. */
+static inline int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
+{
+	char *end;
+
+	if (*s == '-' || *s == ' ' || *s == '\0')
+		return -EINVAL;
+	errno = 0;
+	*res = strtoull(s, &end, base);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end == '\n')
+		end++;
+	return *end ? -EINVAL : 0;
+}
+
+#endif

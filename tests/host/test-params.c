@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host unit tests of dm-pcm/pcm-params.c: the table-driven parser, presets,
+ * and the table/config/IMA printers.  Every parameter in pcm_params[] is
+ * driven through the same boundary and junk values, so a new parameter is
+ * tested by being added to the table.
+ */
+#include "../../dm-pcm/pcm-params.h"
+#include "tap.h"
+
+#define MAXW 16
+
+/* Parse a space-separated line of optional words. */
+static int parse_line(struct pcm_config *cfg, const char *line, struct pcm_err *err)
+{
+	static char buf[8192];
+	char *argv[64], *tok;
+	unsigned int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (tok = strtok(buf, " "); tok && argc < 64; tok = strtok(NULL, " "))
+		argv[argc++] = tok;
+	memset(err, 0, sizeof(*err));
+	return pcm_config_parse(cfg, argc, argv, err);
+}
+
+static int parse1(struct pcm_config *cfg, const char *word, struct pcm_err *err)
+{
+	char *argv[1] = { (char *)word };
+
+	memset(err, 0, sizeof(*err));
+	return pcm_config_parse(cfg, 1, argv, err);
+}
+
+static void test_defaults(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	unsigned int i;
+
+	check(parse_line(&cfg, "", &err) == 0, "empty line");
+	for (i = 0; i < PCM_NR_PARAMS; i++)
+		check(cfg.val[i] == pcm_params[i].def, "%s default", pcm_params[i].name);
+	check(cfg.val[PCM_ROW_SIZE] == 4096, "row_size default 4096");
+	check(!cfg.preset_given && cfg.given == 0, "nothing given");
+	check(pcm_config_nr_table_words(&cfg) == 0, "no table words");
+	check(!strcmp(pcm_presets[cfg.preset].name, "none"), "preset none");
+}
+
+static void test_table_sane(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		const struct pcm_param_desc *p = &pcm_params[i];
+
+		check(p->name && *p->name && p->unit, "param %u named", i);
+		check(p->kind == PCM_KIND_FLAG || p->kind == PCM_KIND_ENUM ||
+		      (p->min <= p->def && p->def <= p->max), "%s default in range", p->name);
+		check(!strchr(p->name, ':') && strcmp(p->name, "preset"), "%s name", p->name);
+		for (j = 0; j < i; j++)
+			check(strcmp(p->name, pcm_params[j].name), "%s unique", p->name);
+		check(pcm_param_lookup(p->name) == (int)i, "%s lookup", p->name);
+	}
+	check(pcm_nr_presets >= 1 && !strcmp(pcm_presets[0].name, "none"),
+	      "preset none first");
+}
+
+static void word(char *buf, size_t len, const char *name, const char *val)
+{
+	snprintf(buf, len, "%s:%s", name, val);
+}
+
+/* Every numeric parameter: boundaries, junk, overflow. */
+static void test_numeric_values(void)
+{
+	static const char * const junk[] = {
+		"", "-1", "+1", " 1", "1 ", "0x10", "1e3", "abc", "12abc",
+		"18446744073709551616", "99999999999999999999999", "1\n", "--",
+	};
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char w[128], v[32];
+	unsigned int i, j;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		const struct pcm_param_desc *p = &pcm_params[i];
+
+		if (p->kind != PCM_KIND_U64 && p->kind != PCM_KIND_POW2)
+			continue;
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->min);
+		word(w, sizeof(w), p->name, v);
+		check(parse1(&cfg, w, &err) == 0 && cfg.val[i] == p->min, "%s min", w);
+		check(cfg.given == BIT_ULL(i), "%s marked given", w);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)p->max);
+		word(w, sizeof(w), p->name, v);
+		check(parse1(&cfg, w, &err) == 0 && cfg.val[i] == p->max, "%s max", w);
+		if (p->min > 0) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)p->min - 1);
+			word(w, sizeof(w), p->name, v);
+			check(parse1(&cfg, w, &err) == -EINVAL, "%s below min", w);
+			check(strstr(err.detail, p->name) && err.what, "%s error names it: %s",
+			      w, err.detail);
+		}
+		if (p->max < UINT64_MAX) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)p->max + 1);
+			word(w, sizeof(w), p->name, v);
+			check(parse1(&cfg, w, &err) == -EINVAL, "%s above max", w);
+		}
+		for (j = 0; j < ARRAY_SIZE(junk); j++) {
+			word(w, sizeof(w), p->name, junk[j]);
+			check(parse1(&cfg, w, &err) == -EINVAL, "%s junk refused", w);
+			check(err.what && *err.detail, "%s junk explained", w);
+		}
+		check(parse1(&cfg, p->name, &err) == -EINVAL, "%s without value", p->name);
+		check(!strcmp(err.what, "Missing parameter value"), "%s: %s", p->name, err.what);
+		/* 2^32 is accepted exactly when it is in range */
+		word(w, sizeof(w), p->name, "4294967296");
+		check((parse1(&cfg, w, &err) == 0) == (p->max >= 4294967296ULL), "%s", w);
+	}
+}
+
+static void test_pow2(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char w[64];
+	u64 v;
+
+	for (v = 512; v <= 1048576; v++) {
+		snprintf(w, sizeof(w), "row_size:%llu", (unsigned long long)v);
+		if (is_power_of_2(v)) {
+			check(parse1(&cfg, w, &err) == 0 && cfg.val[PCM_ROW_SIZE] == v, "%s", w);
+		} else if (v < 4200 || v % 997 == 0) {
+			check(parse1(&cfg, w, &err) == -EINVAL, "%s refused", w);
+			check(!strcmp(err.what, "Parameter must be a power of two"), "%s", w);
+		}
+	}
+}
+
+static void test_words(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char huge[4200];
+
+	check(parse_line(&cfg, "row_size:4096 row_size:4096", &err) == -EINVAL, "duplicate");
+	check(!strcmp(err.what, "Duplicate parameter"), "duplicate phrase: %s", err.what);
+	check(parse_line(&cfg, "preset:none preset:none", &err) == -EINVAL, "dup preset");
+	check(parse_line(&cfg, "bogus:1", &err) == -EINVAL, "unknown key");
+	check(!strcmp(err.what, "Unknown parameter"), "unknown phrase");
+	check(parse_line(&cfg, "row:4096", &err) == -EINVAL, "prefix is not a key");
+	check(parse_line(&cfg, "row_size_x:4096", &err) == -EINVAL, "longer key");
+	check(parse_line(&cfg, "ROW_SIZE:4096", &err) == -EINVAL, "keys are case sensitive");
+	check(parse_line(&cfg, ":4096", &err) == -EINVAL, "empty key");
+	check(parse_line(&cfg, "row_size:4096:1", &err) == -EINVAL, "two colons");
+	check(parse_line(&cfg, "preset", &err) == -EINVAL, "bare preset");
+	check(parse_line(&cfg, "preset:", &err) == -EINVAL, "empty preset");
+	check(parse_line(&cfg, "preset:bogus", &err) == -EINVAL, "unknown preset");
+	check(!strcmp(err.what, "Unknown preset"), "unknown preset phrase");
+	memset(huge, '7', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0';
+	memcpy(huge, "row_size:", 9);
+	check(parse1(&cfg, huge, &err) == -EINVAL, "4 KiB value");
+	check(strlen(err.detail) < sizeof(err.detail), "detail bounded");
+	memset(huge, 'k', sizeof(huge) - 1);
+	check(parse1(&cfg, huge, &err) == -EINVAL, "4 KiB key");
+	check(parse1(&cfg, "\xff\xfe:1", &err) == -EINVAL, "non-UTF-8 key");
+}
+
+/* The preset applies first, whatever its position; explicit words win. */
+static void test_preset_order(void)
+{
+	struct pcm_config a, b;
+	struct pcm_err err;
+
+	check(parse_line(&a, "row_size:8192 preset:none", &err) == 0, "after");
+	check(parse_line(&b, "preset:none row_size:8192", &err) == 0, "before");
+	check(a.val[PCM_ROW_SIZE] == 8192 && b.val[PCM_ROW_SIZE] == 8192, "override");
+	check(!memcmp(a.val, b.val, sizeof(a.val)) && a.given == b.given, "same config");
+	check(a.preset_given && pcm_config_nr_table_words(&a) == 2, "two words");
+}
+
+static void split_emit(const char *s, char *out, size_t len)
+{
+	while (*s == ' ')
+		s++;
+	snprintf(out, len, "%s", s);
+}
+
+/* TABLE output parses back to the same configuration. */
+static void test_round_trip(void)
+{
+	static const char * const lines[] = {
+		"", "preset:none", "row_size:512", "row_size:1048576 preset:none",
+	};
+	struct pcm_config a, b;
+	struct pcm_err err;
+	char out[512], line[512];
+	unsigned int i, words;
+
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		check(parse_line(&a, lines[i], &err) == 0, "'%s'", lines[i]);
+		pcm_config_emit(&a, PCM_EMIT_GIVEN, out, sizeof(out));
+		split_emit(out, line, sizeof(line));
+		check(parse_line(&b, line, &err) == 0, "'%s' reparses", line);
+		check(!memcmp(a.val, b.val, sizeof(a.val)) && a.given == b.given &&
+		      a.preset == b.preset && a.preset_given == b.preset_given,
+		      "'%s' round trip via '%s'", lines[i], line);
+		words = 0;
+		for (char *p = line; *p; p++)
+			words += (p == line || p[-1] == ' ') && *p != ' ';
+		check(words == pcm_config_nr_table_words(&a), "'%s' word count %u", line, words);
+	}
+	parse_line(&a, "row_size:8192", &err);
+	pcm_config_emit(&a, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " row_size:8192"), "canonical form '%s'", out);
+}
+
+static void test_config_and_ima(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char out[1024], key[64];
+	unsigned int i;
+
+	parse_line(&cfg, "", &err);
+	pcm_config_emit(&cfg, PCM_EMIT_ALL, out, sizeof(out));
+	check(!strncmp(out, " preset:none", 12), "config starts with preset: '%s'", out);
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		snprintf(key, sizeof(key), " %s", pcm_params[i].name);
+		check(pcm_params[i].kind == PCM_KIND_FLAG || strstr(out, key),
+		      "config has %s", pcm_params[i].name);
+	}
+	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
+	check(!strcmp(out, ",preset=none,row_size=4096"), "ima '%s'", out);
+}
+
+/* Truncated buffers stay terminated and in bounds (ASan watches). */
+static void test_emit_truncation(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	size_t len, n;
+
+	parse_line(&cfg, "preset:none row_size:65536", &err);
+	for (len = 0; len < 40; len++) {
+		char *buf = malloc(len ? len : 1);
+
+		n = pcm_config_emit(&cfg, PCM_EMIT_ALL, buf, len);
+		check(len == 0 ? n == 0 : (n < len && strlen(buf) == n), "len %zu", len);
+		free(buf);
+	}
+}
+
+static void test_runtime_set(void)
+{
+	struct pcm_err err;
+	unsigned int i;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		int r = pcm_param_check_set(i, &err);
+
+		check((r == 0) == (pcm_params[i].runtime && pcm_params[i].kind != PCM_KIND_FLAG),
+		      "%s runtime flag honoured", pcm_params[i].name);
+	}
+	check(pcm_param_check_set(PCM_ROW_SIZE, &err) == -EINVAL, "row_size fixed");
+	check(strstr(err.detail, "reload"), "says how: %s", err.detail);
+}
+
+int main(void)
+{
+	RUN(test_defaults);
+	RUN(test_table_sane);
+	RUN(test_numeric_values);
+	RUN(test_pow2);
+	RUN(test_words);
+	RUN(test_preset_order);
+	RUN(test_round_trip);
+	RUN(test_config_and_ima);
+	RUN(test_emit_truncation);
+	RUN(test_runtime_set);
+	return tap_done();
+}
