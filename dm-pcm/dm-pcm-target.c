@@ -147,47 +147,45 @@ static void pcm_dtr(struct dm_target *ti)
 	kfree(pc);
 }
 
+/*
+ * Parse "<dev_path> <offset> [<#opt_params> <opt_param>...]".  Numbers go
+ * through pcm_parse_u64(): sscanf() and dm_read_arg_group() wrap on
+ * overflow, which would turn an offset of 2^64 into 0.
+ */
 static int pcm_parse_args(struct dm_target *ti, struct pcm_c *pc,
 			  unsigned int argc, char **argv)
 {
-	static const struct dm_arg opt_args[] = {
-		{0, PCM_MAX_OPT_WORDS, "Invalid number of optional parameters"},
-	};
-	struct dm_arg_set as = { .argc = argc, .argv = argv };
-	unsigned long long offset;
-	unsigned int nr_opt = 0;
 	struct pcm_err err;
-	const char *path;
-	char dummy;
+	u64 offset, nr_opt = 0;
 	int r;
 
 	if (argc < 2) {
 		ti->error = "Invalid argument count";
 		return -EINVAL;
 	}
-	path = dm_shift_arg(&as);
-	if (sscanf(dm_shift_arg(&as), "%llu%c", &offset, &dummy) != 1 ||
-	    offset != (sector_t)offset) {
+	if (pcm_parse_u64(argv[1], &offset) || offset != (sector_t)offset) {
 		ti->error = "Invalid device offset";
 		return -EINVAL;
 	}
 	pc->start = offset;
-	if (as.argc) {
-		r = dm_read_arg_group(opt_args, &as, &nr_opt, &ti->error);
-		if (r)
-			return r;
-		if (as.argc != nr_opt) {
-			ti->error = "Too many arguments";
-			return -EINVAL;
-		}
+	if (argc > 2 && (pcm_parse_u64(argv[2], &nr_opt) ||
+			 nr_opt > PCM_MAX_OPT_WORDS || nr_opt > argc - 3)) {
+		DMERR("optional parameter count %.24s: need 0..%u words that follow",
+		      argv[2], min_t(unsigned int, PCM_MAX_OPT_WORDS, argc - 3));
+		ti->error = "Invalid number of optional parameters";
+		return -EINVAL;
 	}
-	r = pcm_config_parse(&pc->cfg, nr_opt, as.argv, &err);
+	if (argc > 3 + nr_opt) {
+		ti->error = "Too many arguments";
+		return -EINVAL;
+	}
+	r = pcm_config_parse(&pc->cfg, nr_opt, argv + 3, &err);
 	if (r) {
 		DMERR("%s", err.detail);
 		ti->error = err.what;
 		return r;
 	}
-	r = dm_get_device(ti, path, dm_table_get_mode(ti->table), &pc->dev);
+	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &pc->dev);
 	if (r)
 		ti->error = "Device lookup failed";
 	return r;

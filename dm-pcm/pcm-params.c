@@ -31,13 +31,18 @@ const struct pcm_preset pcm_presets[] = {
 
 const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);
 
-#define pcm_fail(err, phrase, fmt, ...)					\
-	({								\
-		(err)->what = (phrase);					\
-		scnprintf((err)->detail, sizeof((err)->detail), fmt,	\
-			  ##__VA_ARGS__);				\
-		-EINVAL;						\
-	})
+/* Fill both error texts; returns -EINVAL for "return pcm_fail(...)". */
+static __printf(3, 4) int pcm_fail(struct pcm_err *err, char *what,
+				   const char *fmt, ...)
+{
+	va_list args;
+
+	err->what = what;
+	va_start(args, fmt);
+	vscnprintf(err->detail, sizeof(err->detail), fmt, args);
+	va_end(args);
+	return -EINVAL;
+}
 
 static void apply_preset(struct pcm_config *cfg, unsigned int preset)
 {
@@ -74,15 +79,25 @@ int pcm_param_lookup(const char *name)
 	return lookup_n(name, strlen(name));
 }
 
-/* Digits only: no sign, no blank, no trailing newline that kstrtoull allows. */
-static bool all_digits(const char *s)
+/*
+ * A decimal u64 and nothing else: no sign, blank, base prefix or the
+ * trailing newline kstrtoull() allows, and overflow is an error (the
+ * kernel's sscanf("%llu") silently wraps 2^64 to 0).
+ */
+int pcm_parse_u64(const char *str, u64 *val)
 {
-	if (!*s)
-		return false;
-	for (; *s; s++)
+	unsigned long long v;
+	const char *s;
+
+	if (!*str)
+		return -EINVAL;
+	for (s = str; *s; s++)
 		if (*s < '0' || *s > '9')
-			return false;
-	return true;
+			return -EINVAL;
+	if (kstrtoull(str, 10, &v))
+		return -ERANGE;
+	*val = v;
+	return 0;
 }
 
 static int parse_choice(const struct pcm_param_desc *p, const char *str,
@@ -104,11 +119,11 @@ int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 			  struct pcm_err *err)
 {
 	const struct pcm_param_desc *p = &pcm_params[id];
-	unsigned long long v;
+	u64 v;
 
 	if (p->kind == PCM_KIND_ENUM)
 		return parse_choice(p, str, val, err);
-	if (!all_digits(str) || kstrtoull(str, 10, &v))
+	if (pcm_parse_u64(str, &v))
 		return pcm_fail(err, "Invalid parameter value",
 				"%s:%.32s: not a decimal number in %llu..%llu",
 				p->name, str, p->min, p->max);

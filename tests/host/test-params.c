@@ -120,6 +120,25 @@ static void test_numeric_values(void)
 	}
 }
 
+static void test_parse_u64(void)
+{
+	static const char * const bad[] = {
+		"", "-1", "+1", " 1", "1 ", "1\n", "0x10", "1e3", "abc", "12abc",
+		"18446744073709551616", "99999999999999999999999",
+	};
+	unsigned int i;
+	u64 v;
+
+	check(pcm_parse_u64("0", &v) == 0 && v == 0, "0");
+	check(pcm_parse_u64("4294967296", &v) == 0 && v == 4294967296ULL, "2^32");
+	check(pcm_parse_u64("18446744073709551615", &v) == 0 && v == UINT64_MAX, "2^64-1");
+	check(pcm_parse_u64("007", &v) == 0 && v == 7, "leading zeros");
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 12345;
+		check(pcm_parse_u64(bad[i], &v) < 0 && v == 12345, "'%s' refused, untouched", bad[i]);
+	}
+}
+
 static void test_pow2(void)
 {
 	struct pcm_config cfg;
@@ -272,6 +291,7 @@ int main(void)
 {
 	RUN(test_defaults);
 	RUN(test_table_sane);
+	RUN(test_parse_u64);
 	RUN(test_numeric_values);
 	RUN(test_pow2);
 	RUN(test_words);

@@ -20,11 +20,11 @@
 typedef uint8_t u8;
 typedef uint16_t u16;
 typedef uint32_t u32;
-typedef uint64_t u64;
+typedef unsigned long long u64;	/* as in the kernel, on every arch */
 typedef int8_t s8;
 typedef int16_t s16;
 typedef int32_t s32;
-typedef int64_t s64;
+typedef long long s64;
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BIT_ULL(n)		(1ULL << (n))
@@ -32,19 +32,29 @@ typedef int64_t s64;
 #define hweight64(x)		((unsigned int)__builtin_popcountll(x))
 #define is_power_of_2(n)	((n) != 0 && (((n) & ((n) - 1)) == 0))
 
-static inline int scnprintf(char *buf, size_t size, const char *fmt, ...)
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
+
+static inline int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 {
-	va_list ap;
 	int n;
 
 	if (!size)
 		return 0;
-	va_start(ap, fmt);
 	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return 0;
 	return (size_t)n >= size ? (int)size - 1 : n;
+}
+
+static inline __printf(3, 4) int scnprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vscnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n;
 }
 
 /* The kernel's kstrtoull: whole string, optional trailing newline. */

@@ -1,0 +1,44 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Status INFO: key:value words a script can parse, counting exactly what
+# reached the target, after the split at row boundaries.
+. "$(dirname "$0")/lib.sh"
+
+brd_load 32 || skip_all "brd not available"
+keys="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes"
+
+pcm_create st /dev/ram0
+info=$(dmsetup status st | cut -d' ' -f4-)
+note "status: $info"
+expect_eq "fields in their documented order" "$(echo "$info" | tr ' ' '\n' | cut -d: -f1 | xargs)" "$keys"
+expect "every field is key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
+
+dmsetup message st 0 stats reset
+expect_eq "stats reset zeroes every counter" "$(dmsetup status st | cut -d' ' -f4- | tr ' ' '\n' | cut -d: -f2 | sort -u)" 0
+
+# 1 MiB in 64 KiB direct writes = 256 rows of 4 KiB
+dd if=/dev/urandom of=/dev/mapper/st bs=64k count=16 oflag=direct status=none
+expect_eq "write_bytes" "$(status_field st write_bytes)" 1048576
+expect_eq "writes counts rows (1 MiB / 4 KiB)" "$(status_field st writes)" 256
+dd if=/dev/mapper/st of=/dev/null bs=128k count=4 iflag=direct status=none
+expect_eq "read_bytes" "$(status_field st read_bytes)" 524288
+expect_eq "reads counts rows (512 KiB / 4 KiB)" "$(status_field st reads)" 128
+# an 8-sector write at sector 7 straddles rows 0 and 1: two pieces
+dmsetup message st 0 stats reset
+dd if=/dev/zero of=/dev/mapper/st bs=4096 count=1 seek=3584 oflag=direct,seek_bytes status=none
+expect_eq "a write across a row boundary is split in two" "$(status_field st writes)" 2
+dmsetup remove st
+
+# larger rows: fewer pieces; io_min follows the row size
+pcm_create st64 /dev/ram0 row_size:65536
+dd if=/dev/urandom of=/dev/mapper/st64 bs=1M count=1 oflag=direct status=none
+expect_eq "1 MiB in 64 KiB rows = 16 writes" "$(status_field st64 writes)" 16
+expect_eq "io_min is the row size" "$(blockdev --getiomin /dev/mapper/st64)" 65536
+dmsetup remove st64
+
+pcm_create st512 /dev/ram0 row_size:512
+dd if=/dev/urandom of=/dev/mapper/st512 bs=4k count=1 oflag=direct status=none
+expect_eq "4 KiB in 512 B rows = 8 writes" "$(status_field st512 writes)" 8
+expect_eq "io_min never below the device's" "$(blockdev --getiomin /dev/mapper/st512)" "$(blockdev --getiomin /dev/ram0)"
+expect_eq "logical block size is the backing device's" "$(blockdev --getss /dev/mapper/st512)" "$(blockdev --getss /dev/ram0)"
+finish

@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Constructor bad-input sweep: every table line here must be refused with
+# the expected ti->error, leave no device behind and the module unheld.
+# The runner fails the test on any kernel warning.
+. "$(dirname "$0")/lib.sh"
+
+brd_load 16 || skip_all "brd not available"
+len=$(sectors /dev/ram0)
+max_opt=2	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
+tried=0
+
+# refused DESC PHRASE TABLE: the line fails, says PHRASE, leaves nothing.
+refused() {
+	local desc=$1 phrase=$2 table=$3 mark log ok=1
+	tried=$((tried + 1))
+	mark=$(dmesg_mark)
+	if dmsetup create bad --table "$table" >/dev/null 2>&1; then
+		ok=0
+		note "accepted: $table"
+	fi
+	log=$(dmesg_since "$mark")
+	if ! grep -qF "pcm: $phrase" <<<"$log"; then
+		ok=0
+		note "expected '$phrase' in the kernel log, got:"
+		sed 's/^/#   /' <<<"$log" | head -5
+	fi
+	if dmsetup info bad >/dev/null 2>&1; then
+		ok=0
+		note "device left behind"
+		dmsetup remove bad
+	fi
+	[ "$(pcm_refcnt)" = 0 ] || { ok=0; note "refcount $(pcm_refcnt)"; }
+	if [ $ok = 1 ]; then pass "$desc"; else fail "$desc"; fi
+}
+
+accepted() {
+	local desc=$1 table=$2
+	tried=$((tried + 1))
+	if dmsetup create good --table "$table" && dmsetup remove good; then
+		pass "$desc"
+	else
+		fail "$desc"
+	fi
+}
+
+# argument counts 0 .. max+2, all junk
+for ((n = 0; n <= 2 + 1 + max_opt + 2; n++)); do
+	args=$(printf ' x%.0s' $(seq 1 $n))
+	if [ $n -lt 2 ]; then
+		refused "$n junk arguments" "Invalid argument count" "0 $len pcm$args"
+	else
+		refused "$n junk arguments" "Invalid device offset" "0 $len pcm /dev/ram0$args"
+	fi
+done
+accepted "2 arguments" "0 $len pcm /dev/ram0 0"
+accepted "3 arguments" "0 $len pcm /dev/ram0 0 0"
+accepted "4 arguments" "0 $len pcm /dev/ram0 0 1 row_size:4096"
+accepted "5 arguments" "0 $len pcm /dev/ram0 0 2 row_size:4096 preset:none"
+
+D="0 $len pcm /dev/ram0"
+refused "1 argument: device only" "Invalid argument count" "0 $len pcm /dev/ram0"
+refused "missing device" "Device lookup failed" "0 $len pcm /dev/pcm-no-such-device 0"
+refused "a directory as device" "Device lookup failed" "0 $len pcm /tmp 0"
+refused "negative offset" "Invalid device offset" "$D -1"
+refused "junk offset" "Invalid device offset" "$D 12abc"
+refused "offset 2^64" "Invalid device offset" "$D 18446744073709551616"
+refused "offset 2^32 (past the end)" "Device offset beyond end of device" "$D 4294967296"
+refused "offset at the end" "Device offset beyond end of device" "$D $len"
+refused "length past capacity" "Length exceeds device capacity" "0 $((len + 8)) pcm /dev/ram0 0"
+refused "length + offset past capacity" "Length exceeds device capacity" "0 $len pcm /dev/ram0 8"
+refused "count says 1, none follow" "Invalid number of optional parameters" "$D 0 1"
+refused "count says 2, one follows" "Invalid number of optional parameters" "$D 0 2 row_size:4096"
+refused "negative count" "Invalid number of optional parameters" "$D 0 -1 row_size:4096"
+refused "count 2^32" "Invalid number of optional parameters" "$D 0 4294967296 row_size:4096"
+refused "count above the maximum" "Invalid number of optional parameters" "$D 0 $((max_opt + 1)) a b c"
+refused "words beyond the count" "Too many arguments" "$D 0 1 row_size:4096 row_size:8192"
+refused "unknown key" "Unknown parameter" "$D 0 1 bogus:1"
+refused "unknown flag" "Unknown parameter" "$D 0 1 bogus"
+refused "key case matters" "Unknown parameter" "$D 0 1 ROW_SIZE:4096"
+refused "duplicate key" "Duplicate parameter" "$D 0 2 row_size:4096 row_size:4096"
+refused "duplicate preset" "Duplicate parameter" "$D 0 2 preset:none preset:none"
+refused "unknown preset" "Unknown preset" "$D 0 1 preset:bogus"
+refused "bare preset" "Missing parameter value" "$D 0 1 preset"
+refused "row_size without value" "Missing parameter value" "$D 0 1 row_size"
+refused "row_size empty" "Invalid parameter value" "$D 0 1 row_size:"
+refused "row_size zero" "Parameter out of range" "$D 0 1 row_size:0"
+refused "row_size negative" "Invalid parameter value" "$D 0 1 row_size:-4096"
+refused "row_size not a power of two" "Parameter must be a power of two" "$D 0 1 row_size:3000"
+refused "row_size below 512" "Parameter out of range" "$D 0 1 row_size:256"
+refused "row_size 2^32" "Parameter out of range" "$D 0 1 row_size:4294967296"
+refused "row_size 2^64" "Invalid parameter value" "$D 0 1 row_size:18446744073709551616"
+refused "row_size hex" "Invalid parameter value" "$D 0 1 row_size:0x1000"
+refused "row_size 4 KiB of digits" "Invalid parameter value" "$D 0 1 row_size:$(printf '9%.0s' $(seq 1 4096))"
+refused "a 4 KiB word" "Unknown parameter" "$D 0 1 $(printf 'k%.0s' $(seq 1 4096))"
+refused "non-UTF-8 word" "Unknown parameter" "$D 0 1 $(printf '\xff\xfe:1')"
+
+# a device with 4 KiB logical blocks: rows and offsets must respect them
+modprobe loop 2>/dev/null
+truncate -s 16M /tmp/lb4k.img
+if lo=$(losetup --sector-size 4096 -f --show /tmp/lb4k.img 2>/dev/null); then
+	l4=$(sectors "$lo")
+	refused "rows smaller than logical blocks" "Row size below logical block size" "0 $l4 pcm $lo 0 1 row_size:512"
+	refused "offset not on a logical block" "Misaligned device offset" "0 8 pcm $lo 1"
+	accepted "4 KiB rows on 4 KiB blocks" "0 $l4 pcm $lo 0 1 row_size:4096"
+	losetup -d "$lo"
+else
+	skip "no loop device with 4 KiB sectors"
+fi
+
+# a failed reload leaves the live table and its counters untouched
+pcm_create live /dev/ram0
+dd if=/dev/zero of=/dev/mapper/live bs=4k count=3 oflag=direct status=none
+t0=$(dmsetup table live)
+s0=$(dmsetup status live)
+expect_fail "self-mapping reload refused" dmsetup reload live --table "0 8 pcm /dev/mapper/live 0"
+expect_fail "bad reload refused" dmsetup reload live --table "$D 0 1 row_size:3"
+dmsetup resume live
+expect_eq "table unchanged after failed reloads" "$(dmsetup table live)" "$t0"
+expect_eq "status unchanged after failed reloads" "$(dmsetup status live)" "$s0"
+dmsetup remove live
+note "bad table lines tried: $tried"
+finish

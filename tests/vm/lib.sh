@@ -1,0 +1,244 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Shared helpers for the dm-pcm VM tests.  Each test is a bash script that
+# sources this file, prints KTAP subtest lines through pass/fail/expect,
+# and ends with finish (exit 0 pass, 1 fail, 4 skip: the kselftest codes).
+
+set -u
+export LC_ALL=C
+# Without udev, dmsetup makes the /dev/mapper nodes itself.
+pgrep -x systemd-udevd >/dev/null || pgrep -x udevd >/dev/null || export DM_DISABLE_UDEV=1
+
+T_N=0
+T_FAIL=0
+T_SKIP=0
+KSFT_SKIP=4
+PCM_ROOT=${PCM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+
+pass() { T_N=$((T_N + 1)); echo "ok $T_N $*"; }
+fail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N $*"; }
+skip() { T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N $* # SKIP"; }
+note() { echo "# $*"; }
+
+# expect DESC CMD...: one subtest that passes when CMD succeeds.
+expect() {
+	local desc=$1
+	shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+# expect_fail DESC CMD...: one subtest that passes when CMD fails.
+expect_fail() {
+	local desc=$1
+	shift
+	if "$@"; then fail "$desc"; else pass "$desc"; fi
+}
+
+# expect_eq DESC GOT WANT
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		note "  got:  '$2'"
+		note "  want: '$3'"
+	fi
+}
+
+# quiet CMD...: run CMD, show its output only if it fails.
+quiet() {
+	"$@" > /tmp/quiet.out 2>&1 && return 0
+	sed 's/^/# /' /tmp/quiet.out | tail -30
+	return 1
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit $KSFT_SKIP
+}
+
+finish() {
+	echo "1..$T_N"
+	[ "$T_FAIL" -eq 0 ] || exit 1
+	[ "$T_N" -gt 0 ] && [ "$T_SKIP" -eq "$T_N" ] && exit $KSFT_SKIP
+	exit 0
+}
+
+# --- devices -------------------------------------------------------------
+
+# brd_load MIB [COUNT]: fresh ramdisks /dev/ram0.., filled so that brd has
+# allocated its pages (a fresh ramdisk writes slower than a filled one).
+brd_load() {
+	local mib=$1 nr=${2:-1} i
+	rmmod brd 2>/dev/null
+	modprobe brd rd_nr="$nr" rd_size=$((mib * 1024)) max_part=0 || return 1
+	for ((i = 0; i < nr; i++)); do
+		dd if=/dev/zero of=/dev/ram$i bs=1M count="$mib" oflag=direct status=none || return 1
+	done
+}
+
+sectors() { blockdev --getsz "$1"; }
+
+# dm_kname NAME: the kernel name (dm-N) of a device-mapper device.
+dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1"; }
+
+# pcm_table DEV [WORD...]: a table line over all of DEV, offset 0.
+pcm_table() {
+	local dev=$1
+	shift
+	if [ $# -gt 0 ]; then
+		echo "0 $(sectors "$dev") pcm $dev 0 $# $*"
+	else
+		echo "0 $(sectors "$dev") pcm $dev 0"
+	fi
+}
+
+# pcm_create NAME DEV [WORD...]
+pcm_create() {
+	local name=$1
+	shift
+	dmsetup create "$name" --table "$(pcm_table "$@")"
+}
+
+# status_field DEV KEY: a value from the INFO line.
+status_field() {
+	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2://p"
+}
+
+pcm_refcnt() { cat /sys/module/dm_pcm/refcnt 2>/dev/null || echo none; }
+
+# Remove every dm device (most recent first) and the ramdisks.
+cleanup_all() {
+	local d
+	umount /tmp/pcm-mnt 2>/dev/null
+	for d in $(dmsetup ls 2>/dev/null | awk '$1 != "No" {print $1}' | tac); do
+		dmsetup remove --retry "$d" >/dev/null 2>&1
+	done
+	rmmod brd 2>/dev/null
+	return 0
+}
+
+# Guarantee the module is loaded (a test may have unloaded it).
+pcm_module_loaded() {
+	[ -d /sys/module/dm_pcm ] || insmod "$PCM_KO"
+}
+
+# dmesg_since MARK: kernel messages printed after a marker line.
+dmesg_mark() {
+	local m="pcm-test-mark-$RANDOM$RANDOM"
+	echo "$m" > /dev/kmsg
+	echo "$m"
+}
+dmesg_since() { dmesg | sed -n "/$1/,\$p" | tail -n +2; }
+
+# fio with the defaults every test wants; extra arguments override.
+run_fio() {
+	fio --output-format=terse --terse-version=3 --minimal --direct=1 \
+	    --ioengine=libaio --group_reporting "$@" >/tmp/fio.out 2>/tmp/fio.err
+	local rc=$?
+	if [ $rc -ne 0 ] || grep -q 'verify:' /tmp/fio.err; then
+		sed 's/^/# fio: /' /tmp/fio.err | head -20
+		return 1
+	fi
+	return 0
+}
+
+trap cleanup_all EXIT
+pcm_module_loaded
+
+# --- pass-down checks shared by the brd and NVMe tests ----------------------
+
+# blktrace_around DEV CMD...: run CMD while tracing DEV; print the RWBS
+# column of what DEV received.
+blktrace_around() {
+	local dev=$1 pid
+	shift
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	rm -f /tmp/bt.*
+	blktrace -d "$dev" -D /tmp -o bt >/dev/null 2>&1 &
+	pid=$!
+	sleep 1
+	"$@"
+	sync
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	blkparse -i /tmp/bt -f '%a %d\n' 2>/dev/null | awk '$1 == "Q" {print $2}' | sort -u | xargs
+}
+
+# check_passdown NAME BACKING: flush, FUA, discard and write-zeroes given to
+# the pcm device NAME reach BACKING whenever BACKING supports them, and the
+# pcm device advertises exactly what BACKING does.
+check_passdown() {
+	local name=$1 back=$2 q qb rwbs
+	q=/sys/block/$(dm_kname "$name")/queue
+	qb=/sys/block/$(basename "$back")/queue
+	expect_eq "$name: write cache as the backing device's" "$(cat $q/write_cache)" "$(cat $qb/write_cache)"
+	if [ "$(cat $qb/write_cache)" = "write back" ]; then
+		dmsetup message "$name" 0 stats reset
+		rwbs=$(blktrace_around "$back" dd if=/dev/urandom of=/dev/mapper/$name bs=4k count=4 oflag=direct conv=fsync status=none)
+		note "backing device saw: $rwbs"
+		expect "$name: fsync sends a flush to dm-pcm" test "$(status_field "$name" flushes)" -ge 1
+		expect "$name: the flush reaches the backing device" grep -q F <<<"$rwbs"
+		if [ "$(cat $qb/fua 2>/dev/null)" = 1 ]; then
+			dmsetup message "$name" 0 stats reset
+			rwbs=$(blktrace_around "$back" dd if=/dev/urandom of=/dev/mapper/$name bs=4k count=2 oflag=direct,dsync status=none)
+			expect "$name: O_DSYNC writes are FUA writes" test "$(status_field "$name" fua_writes)" -ge 2
+			expect "$name: FUA reaches the backing device ($rwbs)" grep -qE 'WF|FWS|WFS|WS?F' <<<"$rwbs"
+		else
+			skip "$name: backing device has no FUA"
+		fi
+	else
+		skip "$name: backing device has no volatile write cache, flushes end above it"
+	fi
+
+	expect_eq "$name: discard support as the backing device's" \
+		"$([ "$(cat $q/discard_max_bytes)" -gt 0 ] && echo yes || echo no)" \
+		"$([ "$(cat $qb/discard_max_bytes)" -gt 0 ] && echo yes || echo no)"
+	if [ "$(cat $qb/discard_max_bytes)" -gt 0 ]; then
+		dd if=/dev/urandom of=/dev/mapper/$name bs=1M count=4 oflag=direct status=none
+		dmsetup message "$name" 0 stats reset
+		expect "$name: blkdiscard" blkdiscard -o 0 -l $((4 << 20)) /dev/mapper/$name
+		expect "$name: discards counted" test "$(status_field "$name" discard_bytes)" -eq $((4 << 20))
+	else
+		skip "$name: backing device has no discard"
+	fi
+
+	dd if=/dev/urandom of=/dev/mapper/$name bs=1M count=2 oflag=direct status=none
+	dmsetup message "$name" 0 stats reset
+	expect "$name: zero-out (BLKZEROOUT)" blkdiscard -z -o 0 -l $((2 << 20)) /dev/mapper/$name
+	expect "$name: zeroed range reads zeros" \
+		cmp <(dd if=/dev/mapper/$name bs=1M count=2 iflag=direct status=none) <(head -c $((2 << 20)) /dev/zero)
+	if [ "$(cat $qb/write_zeroes_max_bytes)" -gt 0 ]; then
+		expect "$name: as WRITE_ZEROES, passed down" test "$(status_field "$name" write_zeroes_bytes)" -eq $((2 << 20))
+	else
+		expect "$name: as plain writes (no WRITE_ZEROES below)" test "$(status_field "$name" write_bytes)" -eq $((2 << 20))
+	fi
+}
+
+# --- file systems -----------------------------------------------------------
+
+# fs_cycle FS BACKING: mkfs, mount, fio file verify, a metadata-heavy load,
+# umount, fsck -fn, remount and compare.
+fs_cycle() {
+	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1
+	mkdir -p $mnt
+	pcm_create fs "$dev" || return 1
+	expect "$fs: mkfs" mkfs.$fs -q -F /dev/mapper/fs
+	expect "$fs: mount" mount /dev/mapper/fs $mnt
+	expect "$fs: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
+		--size=32m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
+	expect "$fs: many small files, renames, fsync" bash -c "
+		mkdir -p $mnt/d && cd $mnt/d &&
+		for i in \$(seq 1 300); do echo \$i > f\$i; done &&
+		for i in \$(seq 1 300 | shuf -n 100 --random-source=<(yes)); do mv f\$i g\$i; done &&
+		sync ./* && [ \$(ls | wc -l) -eq 300 ]"
+	sum1=$(cat $mnt/d/* | md5sum)
+	expect "$fs: umount" umount $mnt
+	expect "$fs: fsck -fn clean" quiet fsck.$fs -fn /dev/mapper/fs
+	mount /dev/mapper/fs $mnt
+	expect_eq "$fs: files intact after remount" "$(cat $mnt/d/* | md5sum)" "$sum1"
+	umount $mnt
+	dmsetup remove fs
+}

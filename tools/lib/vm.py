@@ -1,0 +1,611 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Run a command in a throwaway VM booted with a Debian kernel (virtme-ng).
+
+This is the implementation of tools/vm-run; other tools may import it:
+
+    sys.path.insert(0, os.path.join(REPO, "tools", "lib"))
+    import vm
+    rel = vm.resolve_kernel("6.12")
+    rc = vm.main(["--kernel", "6.1", "--", "tests/vm/run"])
+
+Only the standard library is used.  virtme-ng itself lives in <repo>/.venv
+(tools/install-deps puts it there).
+"""
+
+import argparse
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TOOLS = os.path.join(REPO, "tools")
+BUILD = os.path.join(REPO, "build")
+VENV_BIN = os.path.join(REPO, ".venv", "bin")
+KVM_CACHE = os.path.join(BUILD, ".kvm-ok")
+NVME_IMG = os.path.join(BUILD, "nvme.img")
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+EXIT_TIMEOUT = 124  # like timeout(1)
+EXIT_INFRA = 125  # the VM (or the preparation in it) failed, not CMD
+
+# Boot time under TCG is dominated by udev's coldplug loading drivers for
+# devices the tests never use; keep these from being autoloaded (an explicit
+# 'modprobe NAME' still works).  Saves ~25 % of the boot.  The crypto
+# accelerators that udev loads for the CPU's features stay.
+MODPROBE_BLACKLIST = (
+    "kvm_amd,kvm_intel,kvm,ccp,ahci,ata_piix,sr_mod,sg,lpc_ich,i2c_i801,"
+    "intel_pmc_bxt,iTCO_wdt,i6300esb,evdev,psmouse,serio_raw,pcspkr,joydev,"
+    "button,qemu_fw_cfg"
+)
+
+KVM_PROBE_TIMEOUT = 60
+KVM_MARKER = "PCM-KVM-OK"
+
+_PROG = "vm-run"
+
+
+class VmError(Exception):
+    """A failure of the runner itself (message for the user)."""
+
+
+def log(msg):
+    print(f"{_PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Host-side preparation
+
+
+def resolve_kernel(alias):
+    """Map '6.1', '6.12', 'running' or a full release to an installed release."""
+    res = subprocess.run(
+        [os.path.join(TOOLS, "kernels"), alias],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+    )
+    if res.returncode != 0 or not res.stdout.strip():
+        raise VmError(res.stderr.strip() or f"cannot resolve kernel '{alias}'")
+    return res.stdout.split()[0]
+
+
+def install_deps(native=False):
+    cmd = [os.path.join(TOOLS, "install-deps")]
+    if native:
+        cmd.append("--no-vm")
+    if subprocess.run(cmd, stdout=sys.stderr, check=False).returncode != 0:
+        raise VmError("tools/install-deps failed")
+
+
+def module_path(rel):
+    return os.path.join(BUILD, rel, "dm-pcm", "dm-pcm.ko")
+
+
+def build_module(rel):
+    """make -s -C <repo> module KVER=<rel>; its output goes to stderr."""
+    cmd = ["make", "-s", "-C", REPO, "module", f"KVER={rel}"]
+    res = subprocess.run(
+        cmd, stdin=subprocess.DEVNULL, stdout=sys.stderr, check=False
+    )
+    if res.returncode != 0:
+        raise VmError(
+            f"building the module for {rel} failed ({shlex.join(cmd)} "
+            f"exited {res.returncode}); --no-build runs without building"
+        )
+    ko = module_path(rel)
+    if not os.path.isfile(ko):
+        raise VmError(f"make succeeded but {ko} is missing")
+    return ko
+
+
+def kernel_image(rel):
+    img = f"/boot/vmlinuz-{rel}"
+    if not os.path.isfile(img):
+        raise VmError(f"{img} not found (run tools/install-deps)")
+    if not os.access(img, os.R_OK):
+        raise VmError(f"{img} is not readable by this user")
+    if not os.path.isdir(f"/lib/modules/{rel}/kernel"):
+        raise VmError(f"/lib/modules/{rel} has no modules: the guest could not modprobe")
+    return img
+
+
+def vng_env():
+    env = dict(os.environ)
+    env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", GUEST_PATH)
+    return env
+
+
+def vng_binary():
+    vng = os.path.join(VENV_BIN, "vng")
+    if not os.access(vng, os.X_OK):
+        raise VmError(f"{vng} missing: run tools/install-deps")
+    return vng
+
+
+# --------------------------------------------------------------------------
+# Running a child with live output relayed, a timeout, and group kill
+
+
+class _Child:
+    """A process in its own session; its stdout/stderr relayed live."""
+
+    def __init__(self, argv, env=None, cwd=None, relay=True, capture=False):
+        self.capture = capture
+        self.captured = []
+        pipe = subprocess.PIPE if (relay or capture) else None
+        # stdin is /dev/null: CI has none, and QEMU must never take a tty.
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=pipe,
+            stderr=pipe,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        self.threads = []
+        if pipe is not None:
+            for src, dst in (
+                (self.proc.stdout, sys.stdout),
+                (self.proc.stderr, sys.stderr),
+            ):
+                t = threading.Thread(target=self._pump, args=(src, dst), daemon=True)
+                t.start()
+                self.threads.append(t)
+
+    def _pump(self, src, dst):
+        fd = src.fileno()
+        alive = True
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            if self.capture:
+                self.captured.append(data)
+                continue
+            if not alive:
+                continue
+            try:
+                dst.buffer.write(data)
+                dst.buffer.flush()
+            except (OSError, ValueError):
+                alive = False  # reader went away: keep draining
+        src.close()
+
+    def kill(self):
+        """SIGTERM the whole session, then SIGKILL what is left."""
+        for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(timeout=grace)
+                # the leader is gone; make sure no qemu survives it
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    def wait(self, timeout):
+        """Return (returncode, timed_out)."""
+        try:
+            rc = self.proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            self.kill()
+            rc = self.proc.wait()
+            timed_out = True
+        for t in self.threads:
+            t.join(timeout=5)
+        return rc, timed_out
+
+    def output(self):
+        return b"".join(self.captured).decode("utf-8", "replace")
+
+
+_current = []  # children to kill if we are interrupted
+
+
+def _on_signal(signum, _frame):
+    for child in _current:
+        child.kill()
+    log(f"interrupted by signal {signum}")
+    os._exit(128 + signum)
+
+
+def _install_signal_handlers():
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, _on_signal)
+        except (ValueError, OSError):
+            pass
+
+
+def _run_child(argv, timeout, **kw):
+    child = _Child(argv, **kw)
+    _current.append(child)
+    try:
+        return child, child.wait(timeout)
+    finally:
+        _current.remove(child)
+
+
+# --------------------------------------------------------------------------
+# KVM
+
+
+def _machine_key():
+    return f"{os.uname().release}\t{socket.gethostname()}"
+
+
+def kvm_usable(rel, mode):
+    """Decide whether to use KVM: mode is 'on', 'off' or 'auto'."""
+    if mode == "on":
+        return True
+    if mode == "off":
+        return False
+    try:
+        fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
+        os.close(fd)
+    except OSError:
+        return False
+    key = _machine_key()
+    try:
+        with open(KVM_CACHE, encoding="utf-8") as f:
+            verdict, _, cached_key = f.read().rstrip("\n").partition("\t")
+        if cached_key == key and verdict in ("yes", "no"):
+            return verdict == "yes"
+    except OSError:
+        pass
+    ok = probe_kvm(rel)
+    os.makedirs(BUILD, exist_ok=True)
+    tmp = f"{KVM_CACHE}.{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(f"{'yes' if ok else 'no'}\t{key}\n")
+    os.replace(tmp, KVM_CACHE)
+    return ok
+
+
+def probe_kvm(rel):
+    """Boot a tiny guest with KVM; it must answer (with kvm-clock) in time."""
+    log(
+        f"probing KVM (once per machine, verdict cached in {os.path.relpath(KVM_CACHE, REPO)}; "
+        "--kvm on|off or PCM_KVM overrides)"
+    )
+    start = time.monotonic()
+    cs = "/sys/devices/system/clocksource/clocksource0/available_clocksource"
+    argv = [
+        vng_binary(),
+        "--run", kernel_image(rel),
+        "--user", "root",
+        "--cpus", "1",
+        "--memory", "512M",
+        "--cwd", "/",
+        "--force-9p",
+        "--exec", f"grep -q kvm-clock {cs} && echo {KVM_MARKER}",
+    ]
+    child, (rc, timed_out) = _run_child(
+        argv, KVM_PROBE_TIMEOUT, env=vng_env(), capture=True
+    )
+    ok = rc == 0 and not timed_out and KVM_MARKER in child.output()
+    took = time.monotonic() - start
+    if ok:
+        log(f"KVM works ({took:.0f} s)")
+    else:
+        why = "timed out" if timed_out else f"exit {rc}"
+        last = [l for l in child.output().splitlines() if l.strip()][-2:]
+        log(f"KVM unusable ({why} after {took:.0f} s{': ' + ' | '.join(last) if last else ''}); using TCG")
+    return ok
+
+
+# --------------------------------------------------------------------------
+# The guest script
+
+
+def _guest_env(args, rel, ko, rwdir, nvme, native):
+    env = {}
+    for k, v in os.environ.items():  # pass PCM_* and CI through
+        if k.startswith("PCM_") or k == "CI":
+            env[k] = v
+    for item in args.env:
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise VmError(f"--env wants NAME=VALUE, got '{item}'")
+        env[k] = v
+    env.update(
+        {
+            "PCM_ROOT": REPO,
+            "PCM_KO": ko,
+            "PCM_KVER": rel,
+            "PCM_RWDIR": rwdir,
+            "PCM_NVME": nvme,
+            "PCM_NATIVE": "1" if native else "0",
+        }
+    )
+    if args.no_insmod:
+        env["PCM_NO_INSMOD"] = "1"
+    return env
+
+
+def _write_guest_script(path, env, cwd, cmd, status_file):
+    lines = ["#!/bin/bash", "# generated by tools/vm-run for one boot"]
+    lines.append(f"export PATH={GUEST_PATH}")
+    lines.append("export LANG=C.UTF-8")
+    for k, v in sorted(env.items()):
+        lines.append(f"export {k}={shlex.quote(v)}")
+    lines.append(f"cd {shlex.quote(cwd)} 2>/dev/null || cd {shlex.quote(REPO)}")
+    lines.append(shlex.join([os.path.join(TOOLS, "vm-guest-init")] + cmd))
+    lines.append("rc=$?")
+    lines.append(f'echo "$rc" > {shlex.quote(status_file)}')
+    lines.append("sync")
+    lines.append('exit "$rc"')
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _make_nvme(size_mb):
+    os.makedirs(BUILD, exist_ok=True)
+    # a fresh (all-zero, sparse) image every boot; unlink first so that a
+    # VM still running with the old one keeps its own inode
+    try:
+        os.unlink(NVME_IMG)
+    except FileNotFoundError:
+        pass
+    with open(NVME_IMG, "wb") as f:
+        f.truncate(size_mb * 1024 * 1024)
+    return NVME_IMG
+
+
+def _tail(path, n=40):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()[-n:]
+    except OSError:
+        return []
+
+
+def run_vm(args, cmd):
+    rel = resolve_kernel(args.kernel)
+    img = kernel_image(rel)
+    if not args.no_deps:
+        install_deps()
+    ko = module_path(rel) if args.no_build else build_module(rel)
+    vng = vng_binary()
+
+    cpus = args.cpus
+    if args.icount:
+        cpus = 1
+    if args.icount:
+        use_kvm = False  # icount is a TCG feature
+    else:
+        use_kvm = kvm_usable(rel, args.kvm)
+
+    rwdir = os.path.abspath(args.rwdir)
+    os.makedirs(rwdir, exist_ok=True)
+
+    rundir = os.path.join(BUILD, "vm", f"run-{os.getpid()}-{int(time.time())}")
+    os.makedirs(rundir)
+    status_file = os.path.join(rundir, "status")
+    console_log = os.path.join(rundir, "console.log")
+    script = os.path.join(rundir, "cmd.sh")
+
+    nvme_dev = ""
+    qemu_opts = ["-nodefaults"]  # no CD-ROM (ahci, sr_mod...) to probe
+    if args.nvme:
+        image = _make_nvme(args.nvme)
+        qemu_opts += [
+            "-drive", f"file={image},if=none,id=nvm,format=raw",
+            "-device", "nvme,serial=pcmtest,drive=nvm",
+        ]
+        nvme_dev = "/dev/nvme0n1"
+    if args.icount:
+        qemu_opts += ["-icount", "shift=0,sleep=off"]
+    # Kernel console (warnings and worse) to a file through a virtio console
+    # (hvc0: ttyS0 is vng's, and one driver registers one console), never to
+    # stdout; shown only if the guest dies.
+    qemu_opts += [
+        "-device", "virtio-serial-pci,id=pcmconbus",
+        "-chardev", f"file,id=pcmcon,path={console_log}",
+        "-device", "virtconsole,chardev=pcmcon,bus=pcmconbus.0",
+    ]
+
+    env = _guest_env(args, rel, ko, rwdir, nvme_dev, native=False)
+    _write_guest_script(script, env, os.getcwd(), cmd, status_file)
+
+    argv = [
+        vng,
+        "--run", img,
+        "--user", "root",
+        "--cpus", str(cpus),
+        "--memory", args.memory,
+        "--cwd", REPO,
+        # 9p: vng would first try virtiofs with Debian's old C virtiofsd,
+        # which rejects its options, and lose ~3 s waiting for it
+        "--force-9p",
+        f"--rwdir={rwdir}",
+        f"--rwdir={rundir}",
+        f"--append=console=hvc0 loglevel=4 modprobe.blacklist={MODPROBE_BLACKLIST}",
+        f"--qemu-opts={shlex.join(qemu_opts)}",
+    ]
+    if not use_kvm:
+        argv.append("--disable-kvm")
+    argv += ["--exec", f"/bin/bash {shlex.quote(script)}"]
+
+    extra = []
+    if args.icount:
+        extra.append("icount")
+    if args.nvme:
+        extra.append(f"nvme {args.nvme}M")
+    log(
+        f"{rel}, {'kvm' if use_kvm else 'tcg'}, {cpus} cpu{'s' if cpus != 1 else ''}, "
+        f"{args.memory}" + (", " + ", ".join(extra) if extra else "")
+    )
+    if args.verbose:
+        log("vng command: " + shlex.join(argv))
+
+    start = time.monotonic()
+    _, (vng_rc, timed_out) = _run_child(argv, args.timeout, env=vng_env(), cwd=REPO)
+    took = time.monotonic() - start
+
+    status = None
+    try:
+        with open(status_file, encoding="utf-8") as f:
+            txt = f.read().strip()
+        if txt.isdigit():
+            status = int(txt)
+    except OSError:
+        pass
+
+    if timed_out:
+        log(f"timeout: killed the VM after {args.timeout} s")
+        _show_console(console_log)
+        log(f"kept {rundir}")
+        return EXIT_TIMEOUT
+    if status is None:
+        log(
+            f"the VM ended after {took:.0f} s without the command's exit status "
+            f"(vng exit {vng_rc}): boot failure, kernel panic or QEMU error"
+        )
+        _show_console(console_log)
+        log(f"kept {rundir}")
+        return EXIT_INFRA
+    if args.verbose:
+        log(f"exit {status} after {took:.1f} s")
+    if args.keep:
+        log(f"kept {rundir}")
+    else:
+        shutil.rmtree(rundir, ignore_errors=True)
+    return status
+
+
+def _show_console(path):
+    lines = _tail(path)
+    if lines:
+        log(f"last kernel console lines ({path}):")
+        for line in lines:
+            print("  " + line, file=sys.stderr)
+        sys.stderr.flush()
+
+
+# --------------------------------------------------------------------------
+# --native
+
+
+def run_native(args, cmd):
+    if os.geteuid() != 0:
+        raise VmError("--native needs root")
+    if not os.path.exists("/proc/modules"):
+        raise VmError("--native: this kernel cannot load modules (no /proc/modules)")
+    res = subprocess.run(
+        ["modprobe", "dm-mod"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, check=False, stdin=subprocess.DEVNULL,
+    )
+    if res.returncode != 0:
+        raise VmError(f"--native: 'modprobe dm-mod' failed: {res.stdout.strip()}")
+    defaults = _parser().parse_args([])
+    for opt in ("kernel", "cpus", "memory", "icount", "kvm"):
+        if getattr(args, opt) != getattr(defaults, opt):
+            log(f"--native: ignoring --{opt}")
+    if args.nvme:
+        log("--native: no emulated NVMe; PCM_NVME is empty")
+    rel = os.uname().release
+    if not args.no_deps:
+        install_deps(native=True)
+    ko = module_path(rel) if args.no_build else build_module(rel)
+    rwdir = os.path.abspath(args.rwdir)
+    os.makedirs(rwdir, exist_ok=True)
+    env = dict(os.environ)
+    env.update(_guest_env(args, rel, ko, rwdir, "", native=True))
+    log(f"native, {rel}")
+    argv = [os.path.join(TOOLS, "vm-guest-init")] + cmd
+    _, (rc, timed_out) = _run_child(argv, args.timeout, env=env, relay=False)
+    if timed_out:
+        log(f"timeout: killed the command after {args.timeout} s")
+        return EXIT_TIMEOUT
+    return rc if rc >= 0 else 128 - rc
+
+
+# --------------------------------------------------------------------------
+# Command line
+
+
+def _parser():
+    p = argparse.ArgumentParser(
+        prog=_PROG,
+        usage="%(prog)s [options] -- CMD [ARGS...]",
+        description=(
+            "Boot a Debian kernel in QEMU with virtme-ng (host root shared "
+            "read-only), load dm-mod, dm-bufio, bch and the freshly built "
+            "dm-pcm.ko, run CMD as root and exit with its status.  CMD sees "
+            "PCM_ROOT, PCM_KO, PCM_KVER, PCM_RWDIR, PCM_NVME (and PCM_* / CI "
+            "from the caller).  Exit 124: timeout; 125: the VM or the "
+            "preparation failed."
+        ),
+    )
+    p.add_argument("--kernel", "-k", default=os.environ.get("PCM_KERNEL", "6.12"),
+                   help="alias (6.1, 6.12) or release; default 6.12")
+    p.add_argument("--native", action="store_true",
+                   help="no VM: run on this host (root, module-capable kernel)")
+    p.add_argument("--cpus", "-p", type=int, default=2, help="vCPUs (default 2)")
+    p.add_argument("--memory", "-m", default="2G", help="guest memory (default 2G)")
+    p.add_argument("--icount", action="store_true",
+                   help="benchmark mode: TCG, 1 vCPU, -icount shift=0,sleep=off")
+    p.add_argument("--nvme", type=int, default=0, metavar="SIZE_MB",
+                   help="attach a fresh sparse build/nvme.img as /dev/nvme0n1")
+    p.add_argument("--rwdir", default=os.path.join(BUILD, "results"),
+                   help="results directory writable by the guest (default build/results)")
+    p.add_argument("--kvm", choices=("auto", "on", "off"),
+                   default=os.environ.get("PCM_KVM", "auto"),
+                   help="auto: probe once, cache in build/.kvm-ok (default; env PCM_KVM)")
+    p.add_argument("--no-build", action="store_true", help="do not build the module")
+    p.add_argument("--no-deps", action="store_true", help="do not run tools/install-deps")
+    p.add_argument("--no-insmod", action="store_true", help="do not insmod dm-pcm.ko")
+    p.add_argument("--env", "-e", action="append", default=[], metavar="NAME=VALUE",
+                   help="extra environment for CMD (repeatable)")
+    p.add_argument("--timeout", type=int, default=3000,
+                   help="kill the VM after SEC seconds and exit 124 (default 3000)")
+    p.add_argument("--keep", action="store_true",
+                   help="keep build/vm/run-*/ (guest script, console log)")
+    p.add_argument("--verbose", "-v", action="store_true", help="show the vng command line")
+    return p
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" in argv:
+        i = argv.index("--")
+        opts, cmd = argv[:i], argv[i + 1:]
+    else:
+        opts, cmd = argv, []
+    p = _parser()
+    args = p.parse_args(opts)
+    if not cmd:
+        p.error("no command: use  vm-run [options] -- CMD [ARGS...]")
+    if args.cpus < 1:
+        p.error("--cpus must be >= 1")
+    if args.nvme < 0:
+        p.error("--nvme must be >= 0")
+    if args.timeout <= 0:
+        p.error("--timeout must be > 0")
+    _install_signal_handlers()
+    try:
+        if args.native:
+            return run_native(args, cmd)
+        return run_vm(args, cmd)
+    except VmError as e:
+        log(str(e))
+        return EXIT_INFRA
