@@ -61,7 +61,7 @@ demo:
 	tools/demo $(if $(filter 1,$(NATIVE)),--native)
 
 bench:
-	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(BENCH_ARGS)
+	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(or $(BENCH_ARGS),passthrough)
 
 clean:
 	rm -rf build

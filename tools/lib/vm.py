@@ -44,7 +44,7 @@ MODPROBE_BLACKLIST = (
     "button,qemu_fw_cfg"
 )
 
-KVM_PROBE_TIMEOUT = 60
+KVM_PROBE_TIMEOUT = 40
 KVM_MARKER = "PCM-KVM-OK"
 
 _PROG = "vm-run"
@@ -218,11 +218,14 @@ class _Child:
 
 
 _current = []  # children to kill if we are interrupted
+_rundirs = []  # per-boot directories to remove if we are interrupted
 
 
 def _on_signal(signum, _frame):
     for child in _current:
         child.kill()
+    for d in _rundirs:
+        shutil.rmtree(d, ignore_errors=True)
     log(f"interrupted by signal {signum}")
     os._exit(128 + signum)
 
@@ -399,6 +402,7 @@ def run_vm(args, cmd):
 
     rundir = os.path.join(BUILD, "vm", f"run-{os.getpid()}-{int(time.time())}")
     os.makedirs(rundir)
+    _rundirs.append(rundir)
     status_file = os.path.join(rundir, "status")
     console_log = os.path.join(rundir, "console.log")
     script = os.path.join(rundir, "cmd.sh")
@@ -493,7 +497,9 @@ def run_vm(args, cmd):
 
 
 def _show_console(path):
-    lines = _tail(path)
+    # "Invalid ELF header magic" x6 on 6.12: virtme-ng's initramfs insmods
+    # Debian's .ko.xz without decompressing them (harmless: it falls back)
+    lines = [l for l in _tail(path, 60) if "Invalid ELF header magic" not in l][-40:]
     if lines:
         log(f"last kernel console lines ({path}):")
         for line in lines:
