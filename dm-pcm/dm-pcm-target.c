@@ -108,6 +108,17 @@ static void pcm_account(struct pcm_c *pc, struct bio *bio)
 	put_cpu_ptr(pc->stats);
 }
 
+static struct pcm_stats __percpu *pcm_stats_alloc(void)
+{
+	struct pcm_stats __percpu *stats = alloc_percpu(struct pcm_stats);
+	unsigned int cpu;
+
+	if (stats)
+		for_each_possible_cpu(cpu)
+			u64_stats_init(&per_cpu_ptr(stats, cpu)->syncp);
+	return stats;
+}
+
 static void pcm_stats_sum(struct pcm_c *pc, u64 *sum)
 {
 	unsigned int cpu, i, seq;
@@ -186,9 +197,16 @@ static int pcm_parse_args(struct dm_target *ti, struct pcm_c *pc,
 		return r;
 	}
 	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &pc->dev);
-	if (r)
+	if (r) {
 		ti->error = "Device lookup failed";
-	return r;
+		return r;
+	}
+	/* 6.12's dm_get_device() refuses this itself; 6.1's does not */
+	if (pc->dev->bdev->bd_dev == disk_devt(dm_disk(dm_table_get_md(ti->table)))) {
+		ti->error = "Device cannot map onto itself";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* The backing device must hold the whole table length, in whole rows. */
@@ -258,7 +276,7 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	pc->stats = alloc_percpu(struct pcm_stats);
+	pc->stats = pcm_stats_alloc();
 	if (!pc->stats) {
 		ti->error = "Cannot allocate statistics";
 		r = -ENOMEM;

@@ -113,7 +113,10 @@ pcm_create live /dev/ram0
 dd if=/dev/zero of=/dev/mapper/live bs=4k count=3 oflag=direct status=none
 t0=$(dmsetup table live)
 s0=$(dmsetup status live)
+mark=$(dmesg_mark)
 expect_fail "self-mapping reload refused" dmsetup reload live --table "0 8 pcm /dev/mapper/live 0"
+expect "self-mapping explained" grep -qE "pcm: (Device cannot map onto itself|Device lookup failed)" \
+	<<<"$(dmesg_since "$mark")"
 expect_fail "bad reload refused" dmsetup reload live --table "$D 0 1 row_size:3"
 dmsetup resume live
 expect_eq "table unchanged after failed reloads" "$(dmsetup table live)" "$t0"

@@ -32,6 +32,17 @@ typedef long long s64;
 #define hweight64(x)		((unsigned int)__builtin_popcountll(x))
 #define is_power_of_2(n)	((n) != 0 && (((n) & ((n) - 1)) == 0))
 
+static inline u64 div_u64_rem(u64 dividend, u32 divisor, u32 *remainder)
+{
+	*remainder = dividend % divisor;
+	return dividend / divisor;
+}
+
+static inline u64 div_u64(u64 dividend, u32 divisor)
+{
+	return dividend / divisor;
+}
+
 #define __printf(a, b)		__attribute__((format(printf, a, b)))
 
 static inline int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Start-gap wear-leveling arithmetic (Qureshi et al., MICRO'09; Onyx
+ * section 2.3), with interleaved domains and a static Feistel-network
+ * randomization of logical rows.  Pure logic shared by the module, the
+ * host unit tests and pcm-model.
+ *
+ * Logical row L belongs to domain d = L mod K as its row l = L / K.  A
+ * domain of N logical rows owns N + 1 physical rows, the backing rows
+ * d, d + K, d + 2K, ...; one of them is the gap.  With registers start and
+ * gap, domain row l lives at p = (l + start) mod N, plus one if p >= gap.
+ */
+#ifndef DM_PCM_STARTGAP_H
+#define DM_PCM_STARTGAP_H
+
+#include <linux/types.h>
+
+struct pcm_sg_domain {
+	u64 start;	/* 0 .. nr_rows - 1 */
+	u64 gap;	/* 0 .. nr_rows */
+};
+
+/* A gap move: copy physical row @src of the domain into @dst (the gap). */
+struct pcm_sg_move {
+	u64 src, dst;
+	bool wraps;	/* this move advances start */
+};
+
+/* Static randomization of a domain's logical rows: a keyed permutation. */
+struct pcm_feistel {
+	u64 seed;
+	u32 half_bits;	/* each half of the network's input, in bits */
+};
+
+u64 pcm_sg_domain_rows(u64 logical_rows, u32 domains, u32 d);
+u64 pcm_sg_physical_rows(u64 logical_rows, u32 domains);
+void pcm_sg_init(struct pcm_sg_domain *dom, u64 nr_rows);
+u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row);
+struct pcm_sg_move pcm_sg_next_move(const struct pcm_sg_domain *dom, u64 nr_rows);
+void pcm_sg_apply_move(struct pcm_sg_domain *dom, u64 nr_rows);
+
+void pcm_feistel_init(struct pcm_feistel *f, u64 seed, u64 nr_rows);
+u64 pcm_feistel_permute(const struct pcm_feistel *f, u64 nr_rows, u64 row);
+
+#endif

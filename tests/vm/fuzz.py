@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Seeded fuzzer of dm-pcm table lines and messages, with an oracle.
+
+  fuzz.py DEV TABLE_CASES MESSAGE_CASES [SEED]
+
+Each generated table line or message is valid-looking or hostile (huge
+numbers, empty values, repeated keys, 4 KiB words, non-UTF-8 bytes).  A
+model of the documented rules predicts whether the kernel must accept it;
+a case fails when the kernel disagrees, when an accepted device does not
+work (I/O, table round trip), when a refused one leaves a device behind,
+or when a refused message changes the status.  Prints KTAP; the seed is
+printed first so that a failure can be replayed.
+"""
+import os
+import random
+import re
+import subprocess
+import sys
+
+PARAMS = {'row_size': (512, 1048576, True)}     # name: (min, max, power of two)
+PRESETS = ('none',)
+MAX_OPT = len(PARAMS) + 1
+U64 = 2 ** 64
+
+
+def run(args):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def strict_u64(s):
+    """The module's pcm_parse_u64(): digits only, no overflow."""
+    if not re.fullmatch(rb'[0-9]+', s):
+        return None
+    v = int(s)
+    return v if v < U64 else None
+
+
+# Bytes for hostile words: no blank, no backslash (the kernel's argument
+# splitter unescapes it) and no 0xa0 (the kernel's isspace() takes it).
+WORD_BYTES = bytes(c for c in range(0x21, 0x100) if c not in (0x5c, 0x7f, 0xa0))
+
+
+class Gen:
+    """Half the lines are valid; the rest change one or two parts."""
+
+    def __init__(self, rnd, dev_sectors):
+        self.r = rnd
+        self.size = dev_sectors
+
+    def hostile_number(self, good):
+        r = self.r
+        good = int(good) if str(good).isdigit() else 0
+        return r.choice([
+            '-1', str(2 ** 32), str(2 ** 64), str(2 ** 64 - 1), '', '0x10', '1e3',
+            '+8', f'{good}x', '9' * r.choice([20, 100, 4096]), str(good + 1),
+            '0' * 30 + str(good), str(r.randrange(0, 2 ** 22)), '0',
+        ])
+
+    def valid_word(self, key):
+        if key == 'preset':
+            return 'preset:' + self.r.choice(PRESETS)
+        lo, hi, pow2 = PARAMS[key]
+        v = 1 << self.r.randrange(lo.bit_length() - 1, hi.bit_length())
+        return f'{key}:{v}'
+
+    def hostile_word(self):
+        r = self.r
+        key = r.choice(list(PARAMS) + ['preset', 'bogus', 'ROW_SIZE', '', 'row'])
+        val = r.choice(['', 'bogus', 'NONE', '3000', '256', str(2 ** 21),
+                        self.hostile_number(4096)])
+        return r.choice([
+            key, f'{key}:{val}', f'{key}:{val}:{val}', 'k' * 4096,
+            bytes(r.choice(WORD_BYTES) for _ in range(r.randrange(1, 12))),
+        ])
+
+    def table(self, dev):
+        r = self.r
+        keys = r.sample(list(PARAMS) + ['preset'], r.randrange(0, MAX_OPT + 1))
+        words = [self.valid_word(k) for k in keys]
+        offset = r.choice([0, 0, 8, 2048])
+        row = max([int(w.split(':')[1]) for w in words if w.startswith('row_size')]
+                  or [4096]) // 512
+        cap = (self.size - offset) // row * row
+        length = r.choice([cap, cap, cap // 2 // row * row or row, row])
+        count = str(len(words))
+        for _ in range(r.choice([0, 0, 0, 1, 1, 2])):
+            what = r.randrange(9)
+            if what == 0:
+                offset = self.hostile_number(offset)
+            elif what == 1:
+                count = self.hostile_number(len(words))
+            elif what == 2:
+                length = r.choice([cap + row, self.size + 8, 0])
+            elif what in (3, 4, 5) or not words:
+                words.insert(r.randrange(len(words) + 1), self.hostile_word())
+            elif what == 6:
+                words.append(words[0])
+            elif what == 7:
+                words.pop(r.randrange(len(words)))
+            else:
+                return r.choice([f'0 {length} pcm'.encode(),
+                                 f'0 {length} pcm {dev}'.encode(),
+                                 f'0 {length} pcm /dev/null-pcm 0'.encode(),
+                                 f'0 {length} pcm /tmp 0'.encode()])
+        parts = [f'0 {length} pcm {dev} {offset}'.encode()]
+        if words or r.random() < 0.3:
+            parts.append(count.encode())
+            parts += [w if isinstance(w, bytes) else w.encode() for w in words]
+        return b' '.join(parts)
+
+
+def predict_table(line, dev, dev_sectors):
+    """True when the documented rules accept the line."""
+    toks = line.split()
+    if len(toks) < 5 or toks[3] != dev.encode():
+        return False
+    length = strict_u64(toks[1])
+    offset = strict_u64(toks[4])
+    if length is None or length == 0 or offset is None or offset >= dev_sectors:
+        return False
+    args = toks[5:]
+    cfg = {'row_size': 4096}
+    if args:
+        count = strict_u64(args[0])
+        if count is None or count > MAX_OPT or count != len(args) - 1:
+            return False
+        seen = set()
+        for w in args[1:]:
+            key, colon, val = w.partition(b':')
+            key = key.decode('latin-1')
+            if key == 'preset':
+                if not colon or val.decode('latin-1') not in PRESETS or key in seen:
+                    return False
+            elif key in PARAMS:
+                if not colon or key in seen:
+                    return False
+                v = strict_u64(val)
+                lo, hi, pow2 = PARAMS[key]
+                if v is None or v < lo or v > hi or (pow2 and v & (v - 1)):
+                    return False
+                cfg[key] = v
+            else:
+                return False
+            seen.add(key)
+    row = cfg['row_size'] // 512
+    return length <= (dev_sectors - offset) // row * row
+
+
+def works(name):
+    """An accepted device does I/O and its table recreates it."""
+    node = f'/dev/mapper/{name}'
+    w = run(['dd', 'if=/dev/urandom', f'of={node}', 'bs=512', 'count=1',
+             'oflag=direct', 'status=none'])
+    rd = run(['dd', f'if={node}', 'of=/dev/null', 'bs=512', 'count=1',
+              'iflag=direct', 'status=none'])
+    table = run(['dmsetup', 'table', name]).stdout.decode().strip()
+    again = run(['dmsetup', 'create', name + '-rt', '--table', table])
+    same = again.returncode == 0 and \
+        run(['dmsetup', 'table', name + '-rt']).stdout.decode().strip() == table
+    run(['dmsetup', 'remove', name + '-rt'])
+    return w.returncode == 0 and rd.returncode == 0 and same
+
+
+def predict_message(words):
+    verb = words[0].decode('latin-1').lower() if words else ''
+    if verb == 'stats':
+        return len(words) == 2 and words[1].lower() == b'reset'
+    if verb == 'config':
+        return len(words) == 1
+    return False        # "set": nothing is runtime-tunable yet
+
+
+def message_words(r):
+    verb = r.choice([b'stats', b'STATS', b'config', b'Config', b'set', b'bogus',
+                     b'x' * 4096, bytes([0xff, 0xfe])])
+    pool = [b'reset', b'RESET', b'row_size', b'4096', b'bogus', b'', b'9' * 30,
+            b'k' * 4096, bytes([0xc3, 0x28])]
+    return [verb] + [r.choice(pool) for _ in range(r.choice([0, 0, 1, 1, 2, 3]))]
+
+
+def main():
+    dev, ntab, nmsg = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    seed = int(sys.argv[4]) if len(sys.argv) > 4 else int.from_bytes(os.urandom(4), 'little')
+    print(f'# fuzz seed {seed} (replay: fuzz.py {dev} {ntab} {nmsg} {seed})')
+    rnd = random.Random(seed)
+    size = int(run(['blockdev', '--getsz', dev]).stdout)
+    gen = Gen(rnd, size)
+    n = bad = acc = ref = 0
+
+    def report(ok, what):
+        nonlocal n, bad
+        n += 1
+        if not ok:
+            bad += 1
+            print(f'not ok {n} {what}')
+
+    for i in range(ntab):
+        line = gen.table(dev)
+        want = predict_table(line, dev, size)
+        p = run([b'dmsetup', b'create', b'fz', b'--table', line])
+        got = p.returncode == 0
+        shown = line[:160].decode('latin-1').encode('unicode_escape').decode()
+        if got:
+            acc += 1
+            ok = want and works('fz')
+            run(['dmsetup', 'remove', 'fz'])
+        else:
+            ref += 1
+            ok = not want and run(['dmsetup', 'info', 'fz']).returncode != 0
+            run(['dmsetup', 'remove', 'fz'])
+        report(ok, f'table case {i}: predicted {"accept" if want else "refuse"}, '
+                   f'kernel {"accepted" if got else "refused"}: {shown}')
+
+    run(['dmsetup', 'create', 'fzm', '--table', f'0 {size} pcm {dev} 0'])
+    for i in range(nmsg):
+        words = message_words(rnd)
+        before = run(['dmsetup', 'status', 'fzm']).stdout
+        want = predict_message(words)
+        p = run([b'dmsetup', b'message', b'fzm', b'0'] + words)
+        got = p.returncode == 0
+        after = run(['dmsetup', 'status', 'fzm']).stdout
+        acc += got
+        ref += not got
+        shown = b' '.join(words)[:120].decode('latin-1').encode('unicode_escape').decode()
+        report(got == want and (got or before == after),
+               f'message case {i}: predicted {"accept" if want else "refuse"}, '
+               f'kernel {"accepted" if got else "refused"}'
+               f'{"" if before == after else " and status changed"}: {shown}')
+    run(['dmsetup', 'remove', 'fzm'])
+    print(f'# fuzz cases tried {n}: accepted {acc}, refused {ref}, failed {bad}')
+    print(f'{"not ok" if bad else "ok"} 1 fuzz seed {seed}: {n} cases, {bad} failed')
+    print('1..1')
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
