@@ -402,6 +402,10 @@ def run_vm(args, cmd):
         use_kvm = kvm_usable(rel, args.kvm)
 
     rwdir = os.path.abspath(args.rwdir)
+    for path in (rwdir, REPO):
+        # these go on the kernel command line (virtme_initmountN=...)
+        if any(c.isspace() or c in "=,`'\"" for c in path):
+            raise VmError(f"path not usable by virtme-ng (blank, quote, '=' or ','): {path!r}")
     os.makedirs(rwdir, exist_ok=True)
 
     rundir = os.path.join(BUILD, "vm", f"run-{os.getpid()}-{int(time.time())}")
