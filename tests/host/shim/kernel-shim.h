@@ -26,6 +26,32 @@ typedef int16_t s16;
 typedef int32_t s32;
 typedef long long s64;
 
+typedef uint32_t __le32;
+typedef uint64_t __le64;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the host tests assume a little-endian host"
+#endif
+#define cpu_to_le32(x)		((__le32)(x))
+#define cpu_to_le64(x)		((__le64)(x))
+#define le32_to_cpu(x)		((u32)(x))
+#define le64_to_cpu(x)		((u64)(x))
+#define __packed		__attribute__((packed))
+
+/* lib/crc32.c's crc32_le(): reflected polynomial 0xedb88320 */
+static inline u32 crc32_le(u32 crc, const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	int k;
+
+	while (len--) {
+		crc ^= *b++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
+	}
+	return crc;
+}
+
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BIT_ULL(n)		(1ULL << (n))
 #define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-pcm superblock codec: geometry and start-gap registers, encoded
+ * little-endian with a CRC32 so that a torn or corrupted copy is never
+ * taken for a valid one.  Two copies are kept; the valid one with the
+ * higher sequence number wins.  Pure logic, shared with the host tests.
+ */
+#ifndef DM_PCM_SB_H
+#define DM_PCM_SB_H
+
+#include <linux/types.h>
+
+#include "pcm-startgap.h"
+
+#define PCM_SB_MAGIC		0x6d43506dU	/* "mPCm" on disk */
+#define PCM_SB_VERSION		1
+#define PCM_SB_BLOCK		4096		/* unit of the on-disk size */
+#define PCM_SB_MAX_DOMAINS	65536
+
+/* What the table line fixes and the device must agree with. */
+struct pcm_sb_geometry {
+	u64 logical_rows;
+	u32 row_size;
+	u32 domains;
+	u64 randomize_seed;
+	u32 randomize;		/* 0: off, 1: Feistel with randomize_seed */
+};
+
+struct pcm_sb {
+	u64 seq;
+	struct pcm_sb_geometry geo;
+	struct pcm_sg_domain *dom;	/* geo.domains entries */
+};
+
+enum pcm_sb_status {
+	PCM_SB_VALID,
+	PCM_SB_ZERO,		/* never written: may be formatted */
+	PCM_SB_FOREIGN,		/* not a dm-pcm superblock */
+	PCM_SB_CORRUPT,		/* dm-pcm's, but the checksum or a field is bad */
+	PCM_SB_NEWER,		/* a format version this code does not know */
+};
+
+size_t pcm_sb_size(u32 domains);
+void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len);
+enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
+				 const void *buf, size_t len);
+int pcm_sb_pick(enum pcm_sb_status a, const struct pcm_sb *sa,
+		enum pcm_sb_status b, const struct pcm_sb *sb);
+const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
+				 const struct pcm_sb_geometry *table,
+				 u64 *disk_val, u64 *table_val);
+
+#endif

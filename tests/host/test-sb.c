@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host unit tests of dm-pcm/pcm-sb.c: the superblock round-trips, every
+ * single-bit flip of an encoded copy is refused, the two-copy choice takes
+ * the newest valid copy, and geometry mismatches name their field.
+ */
+#include "../../dm-pcm/pcm-sb.h"
+#include "tap.h"
+
+#define MAXD 600
+
+static struct pcm_sg_domain dom_a[MAXD], dom_b[MAXD];
+static u8 buf[3 * PCM_SB_BLOCK];
+
+static void sample(struct pcm_sb *sb, struct pcm_sg_domain *dom, u32 domains, u64 seq)
+{
+	u32 i;
+
+	sb->seq = seq;
+	sb->geo = (struct pcm_sb_geometry){ .logical_rows = 100000 + domains, .row_size = 4096,
+					    .domains = domains, .randomize_seed = 0xfeedULL,
+					    .randomize = 1 };
+	sb->dom = dom;
+	for (i = 0; i < domains; i++) {
+		u64 n = pcm_sg_domain_rows(sb->geo.logical_rows, domains, i);
+
+		dom[i].start = (i * 7919ULL) % n;
+		dom[i].gap = (i * 104729ULL) % (n + 1);
+	}
+}
+
+static bool same_geo(const struct pcm_sb_geometry *x, const struct pcm_sb_geometry *y)
+{
+	u64 dv, tv;
+
+	return !pcm_sb_geometry_diff(x, y, &dv, &tv);
+}
+
+static void test_sizes(void)
+{
+	check(pcm_sb_size(1) == PCM_SB_BLOCK, "one domain fits a block");
+	check(pcm_sb_size(252) == PCM_SB_BLOCK, "252 domains fit a block");
+	check(pcm_sb_size(253) == 2 * PCM_SB_BLOCK, "253 need two");
+	check(pcm_sb_size(PCM_SB_MAX_DOMAINS) % PCM_SB_BLOCK == 0, "whole blocks");
+}
+
+static void test_round_trip(void)
+{
+	static const u32 counts[] = { 1, 2, 8, 252, 253, MAXD };
+	struct pcm_sb a, b;
+	unsigned int c;
+
+	for (c = 0; c < ARRAY_SIZE(counts); c++) {
+		sample(&a, dom_a, counts[c], 42 + c);
+		pcm_sb_encode(&a, buf, sizeof(buf));
+		b.dom = dom_b;
+		check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID, "%u domains", counts[c]);
+		check(b.seq == a.seq && same_geo(&b.geo, &a.geo) &&
+		      !memcmp(dom_a, dom_b, counts[c] * sizeof(dom_a[0])), "%u domains equal", counts[c]);
+		check(pcm_sb_decode(&b, counts[c] - 1, buf, sizeof(buf)) == PCM_SB_CORRUPT,
+		      "more domains than the caller holds refused");
+	}
+}
+
+/* Every single-bit flip anywhere in the covered bytes is caught. */
+static void test_bit_flips(void)
+{
+	struct pcm_sb a, b;
+	size_t size, bit;
+	long missed = 0;
+	enum pcm_sb_status st;
+
+	sample(&a, dom_a, 300, 7);
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	size = pcm_sb_size(300);
+	b.dom = dom_b;
+	for (bit = 0; bit < size * 8; bit++) {
+		buf[bit / 8] ^= 1 << (bit % 8);
+		st = pcm_sb_decode(&b, MAXD, buf, sizeof(buf));
+		if (st == PCM_SB_VALID)
+			missed++;
+		buf[bit / 8] ^= 1 << (bit % 8);
+	}
+	check(missed == 0, "%ld of %zu flips accepted", missed, size * 8);
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID, "restored copy valid");
+}
+
+static void test_classes(void)
+{
+	struct pcm_sb a, b;
+
+	b.dom = dom_b;
+	memset(buf, 0, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_ZERO, "zeros");
+	buf[4095] = 1;
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_FOREIGN, "one stray byte");
+	memset(buf, 0xef, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_FOREIGN, "an ext4 or anything");
+	sample(&a, dom_a, 4, 1);
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	buf[4] = PCM_SB_VERSION + 1;	/* version, little-endian */
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_NEWER, "newer version");
+	check(pcm_sb_decode(&b, MAXD, buf, PCM_SB_BLOCK - 1) == PCM_SB_CORRUPT, "short buffer");
+}
+
+/* A checksummed copy with impossible registers is still refused. */
+static void test_register_ranges(void)
+{
+	struct pcm_sb a, b;
+	u64 n = pcm_sg_domain_rows(100004, 4, 3);
+
+	b.dom = dom_b;
+	sample(&a, dom_a, 4, 1);
+	dom_a[3].start = n;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "start = N");
+	sample(&a, dom_a, 4, 1);
+	dom_a[3].gap = n + 1;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "gap = N + 1");
+	sample(&a, dom_a, 4, 1);
+	dom_a[3].gap = n;
+	dom_a[3].start = n - 1;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID, "gap = N, start = N-1");
+	sample(&a, dom_a, 4, 1);
+	a.geo.row_size = 3000;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "row_size 3000");
+	sample(&a, dom_a, 4, 1);
+	a.geo.logical_rows = 3;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "fewer rows than domains");
+}
+
+static void test_pick(void)
+{
+	struct pcm_sb a = { .seq = 5 }, b = { .seq = 6 };
+
+	check(pcm_sb_pick(PCM_SB_VALID, &a, PCM_SB_VALID, &b) == 1, "newer second");
+	b.seq = 4;
+	check(pcm_sb_pick(PCM_SB_VALID, &a, PCM_SB_VALID, &b) == 0, "newer first");
+	check(pcm_sb_pick(PCM_SB_CORRUPT, &a, PCM_SB_VALID, &b) == 1, "first torn");
+	check(pcm_sb_pick(PCM_SB_VALID, &a, PCM_SB_CORRUPT, &b) == 0, "second torn");
+	check(pcm_sb_pick(PCM_SB_ZERO, &a, PCM_SB_ZERO, &b) == -1, "none");
+	check(pcm_sb_pick(PCM_SB_FOREIGN, &a, PCM_SB_NEWER, &b) == -1, "none valid");
+}
+
+static void test_geometry_diff(void)
+{
+	struct pcm_sb_geometry t = { 1000, 4096, 4, 9, 1 }, d;
+	u64 dv = 0, tv = 0;
+
+	d = t;
+	check(!pcm_sb_geometry_diff(&d, &t, &dv, &tv), "equal");
+	d.row_size = 8192;
+	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "row_size") &&
+	      dv == 8192 && tv == 4096, "row_size named with values");
+	d = t;
+	d.domains = 8;
+	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "domains"), "domains");
+	d = t;
+	d.randomize_seed = 10;
+	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "randomize_seed"), "seed");
+	d = t;
+	d.logical_rows = 999;
+	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "logical_rows"), "rows");
+}
+
+int main(void)
+{
+	RUN(test_sizes);
+	RUN(test_round_trip);
+	RUN(test_bit_flips);
+	RUN(test_classes);
+	RUN(test_register_ranges);
+	RUN(test_pick);
+	RUN(test_geometry_diff);
+	return tap_done();
+}
