@@ -3,41 +3,23 @@
  * Copyright (C) 2026 The dm-pcm authors.
  *
  * dm-pcm: a device-mapper target that makes any block device behave like
- * phase-change memory.  Each bio is split at row boundaries and passed to
- * the backing device; the wear-leveling, timing and ECC models are layered
- * on that path (see Documentation/admin-guide/device-mapper/dm-pcm.rst).
+ * phase-change memory.  Each bio is split at row boundaries, its row is
+ * remapped by start-gap wear-leveling, and it goes to the backing device;
+ * the timing and ECC models are layered on that path (see
+ * Documentation/admin-guide/device-mapper/dm-pcm.rst).
  */
 #include <linux/bio.h>
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/u64_stats_sync.h>
 
 #include "dm-pcm-compat.h"
-#include "pcm-params.h"
-
-#define DM_MSG_PREFIX "pcm"
-
-/*
- * Counters, in the order "dmsetup status" prints them.  The order is part
- * of the interface: append only.
- */
-enum pcm_counter {
-	PCM_READS,
-	PCM_WRITES,
-	PCM_READ_BYTES,
-	PCM_WRITE_BYTES,
-	PCM_FLUSHES,
-	PCM_FUA_WRITES,
-	PCM_DISCARDS,
-	PCM_DISCARD_BYTES,
-	PCM_WRITE_ZEROES,
-	PCM_WRITE_ZEROES_BYTES,
-	PCM_NR_COUNTERS
-};
+#include "dm-pcm.h"
 
 static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 	[PCM_READS] = "reads",
@@ -50,22 +32,6 @@ static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 	[PCM_DISCARD_BYTES] = "discard_bytes",
 	[PCM_WRITE_ZEROES] = "write_zeroes",
 	[PCM_WRITE_ZEROES_BYTES] = "write_zeroes_bytes",
-};
-
-/* Per-CPU so that the I/O path never bounces a shared cache line. */
-struct pcm_stats {
-	u64_stats_t c[PCM_NR_COUNTERS];
-	struct u64_stats_sync syncp;
-};
-
-struct pcm_c {
-	struct dm_dev *dev;
-	sector_t start;			/* first backing sector used */
-	struct pcm_config cfg;
-
-	struct pcm_stats __percpu *stats;
-	spinlock_t lock;		/* protects stats_base */
-	u64 stats_base[PCM_NR_COUNTERS];	/* snapshot of "stats reset" */
 };
 
 static void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
@@ -141,21 +107,69 @@ static void pcm_stats_sum(struct pcm_c *pc, u64 *sum)
 static int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
+	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
+	u32 rs = 1U << pc->row_shift, in_row;
+	sector_t sector;
 
-	pcm_account(pc, bio);
+	io->dom = NULL;
 	bio_set_dev(bio, pc->dev->bdev);
-	bio->bi_iter.bi_sector = pc->start + dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+	if (!bio_sectors(bio)) {
+		/* an empty flush: rows copied by gap moves are durable already */
+		pcm_account(pc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
+	sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	in_row = sector & (rs - 1);
+	/* 6.1 splits discards only at the target's end: cut them per row */
+	if (bio_sectors(bio) > rs - in_row)
+		dm_accept_partial_bio(bio, rs - in_row);
+	pcm_account(pc, bio);
+	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed))
+		return DM_MAPIO_KILL;
+	return pcm_map_row(pc, bio, sector >> pc->row_shift, in_row);
+}
+
+static int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
+
+	if (io->dom)
+		pcm_end_row(io);
+	return DM_ENDIO_DONE;
 }
 
 static void pcm_dtr(struct dm_target *ti)
 {
 	struct pcm_c *pc = ti->private;
 
+	pcm_move_exit(pc);
+	pcm_meta_exit(pc);
+	kvfree(pc->dom);
+	if (pc->meta_dev)
+		dm_put_device(ti, pc->meta_dev);
 	if (pc->dev)
 		dm_put_device(ti, pc->dev);
 	free_percpu(pc->stats);
 	kfree(pc);
+}
+
+static int pcm_get_device(struct dm_target *ti, const char *path,
+			  struct dm_dev **dev)
+{
+	struct mapped_device *md = dm_table_get_md(ti->table);
+	int r;
+
+	r = dm_get_device(ti, path, dm_table_get_mode(ti->table), dev);
+	if (r) {
+		ti->error = "Device lookup failed";
+		return r;
+	}
+	/* 6.12's dm_get_device() refuses this itself; 6.1's does not */
+	if ((*dev)->bdev->bd_dev == disk_devt(dm_disk(md))) {
+		ti->error = "Device cannot map onto itself";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /*
@@ -196,27 +210,25 @@ static int pcm_parse_args(struct dm_target *ti, struct pcm_c *pc,
 		ti->error = err.what;
 		return r;
 	}
-	r = dm_get_device(ti, argv[0], dm_table_get_mode(ti->table), &pc->dev);
-	if (r) {
-		ti->error = "Device lookup failed";
+	r = pcm_get_device(ti, argv[0], &pc->dev);
+	if (r || !pc->cfg.val[PCM_META_DEVICE])
 		return r;
-	}
-	/* 6.12's dm_get_device() refuses this itself; 6.1's does not */
-	if (pc->dev->bdev->bd_dev == disk_devt(dm_disk(dm_table_get_md(ti->table)))) {
-		ti->error = "Device cannot map onto itself";
+	r = pcm_get_device(ti, pc->cfg.path, &pc->meta_dev);
+	if (r)
+		return r;
+	if (pc->meta_dev->bdev == pc->dev->bdev) {
+		ti->error = "Metadata device is the data device";
 		return -EINVAL;
 	}
+	/* print it back the way dmsetup prints the data device */
+	strscpy(pc->cfg.path, pc->meta_dev->name, sizeof(pc->cfg.path));
 	return 0;
 }
 
-/* The backing device must hold the whole table length, in whole rows. */
-static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
+static int pcm_check_alignment(struct dm_target *ti, struct pcm_c *pc)
 {
 	struct block_device *bdev = pc->dev->bdev;
-	sector_t dev_sectors = bdev_nr_sectors(bdev);
-	u32 row_sectors = pc->cfg.val[PCM_ROW_SIZE] >> SECTOR_SHIFT;
 	unsigned int lbs = bdev_logical_block_size(bdev);
-	sector_t rows, capacity;
 
 	if (pc->cfg.val[PCM_ROW_SIZE] < lbs) {
 		DMERR("row_size:%llu is smaller than the device's %u-byte logical blocks",
@@ -230,20 +242,98 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Misaligned device offset";
 		return -EINVAL;
 	}
-	if (pc->start >= dev_sectors) {
-		DMERR("offset %llu is beyond the device's %llu sectors",
-		      (unsigned long long)pc->start, (unsigned long long)dev_sectors);
-		ti->error = "Device offset beyond end of device";
+	if (pc->meta_dev && bdev_logical_block_size(pc->meta_dev->bdev) > PCM_SB_BLOCK) {
+		ti->error = "Metadata device blocks larger than 4 KiB";
 		return -EINVAL;
 	}
-	rows = dev_sectors - pc->start;
-	sector_div(rows, row_sectors);
-	capacity = rows * row_sectors;
-	if (ti->len > capacity) {
+	return 0;
+}
+
+/*
+ * Rows R + K and the two superblock copies must fit (pcm-layout.c, which
+ * pcmctl shares to print the legal length), with a row per domain.
+ */
+static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
+{
+	struct pcm_layout *l = &pc->layout;
+	enum pcm_layout_err e;
+	int r;
+
+	r = pcm_check_alignment(ti, pc);
+	if (r)
+		return r;
+	l->dev_sectors = bdev_nr_sectors(pc->dev->bdev);
+	l->offset = pc->start;
+	l->meta_dev_sectors = pc->meta_dev ? bdev_nr_sectors(pc->meta_dev->bdev) : 0;
+	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
+	l->domains = pc->cfg.val[PCM_DOMAINS];
+	e = pcm_layout_compute(l);
+	if (e != PCM_LAYOUT_OK) {
+		DMERR("device too small: %s (%llu sectors, offset %llu, domains:%u)",
+		      pcm_layout_error(e), l->dev_sectors, l->offset, l->domains);
+		ti->error = "Device too small";
+		return -EINVAL;
+	}
+	if (ti->len > l->max_length) {
 		DMERR("length %llu exceeds capacity: largest legal length is %llu sectors",
-		      (unsigned long long)ti->len, (unsigned long long)capacity);
+		      (unsigned long long)ti->len, l->max_length);
 		ti->error = "Length exceeds device capacity";
 		return -EINVAL;
+	}
+	pc->logical_rows = pcm_layout_rows(ti->len, l->row_size);
+	if (pc->logical_rows < l->domains) {
+		DMERR("length %llu gives %llu rows: domains:%u needs a row each",
+		      (unsigned long long)ti->len, pc->logical_rows, l->domains);
+		ti->error = "Fewer rows than domains";
+		return -EINVAL;
+	}
+	pc->nr_domains = l->domains;
+	pc->row_shift = ilog2(l->row_size >> SECTOR_SHIFT);
+	return 0;
+}
+
+static int pcm_domains_init(struct pcm_c *pc)
+{
+	u32 d;
+
+	pc->dom = kvcalloc(pc->nr_domains, sizeof(*pc->dom), GFP_KERNEL);
+	if (!pc->dom)
+		return -ENOMEM;
+	pc->randomize = pc->cfg.val[PCM_RANDOMIZE] != 0;
+	for (d = 0; d < pc->nr_domains; d++) {
+		struct pcm_domain *dom = &pc->dom[d];
+
+		spin_lock_init(&dom->lock);
+		init_completion(&dom->drained);
+		bio_list_init(&dom->held);
+		dom->id = d;
+		dom->moving = PCM_NOT_MOVING;
+		dom->nr_rows = pcm_sg_domain_rows(pc->logical_rows, pc->nr_domains, d);
+		pcm_feistel_init(&dom->feistel, pc->cfg.val[PCM_RANDOMIZE], dom->nr_rows);
+		pcm_sg_init(&dom->regs, dom->nr_rows);
+	}
+	return 0;
+}
+
+/* Allocations and clients; each failure names what could not be had. */
+static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
+{
+	if (pcm_domains_init(pc)) {
+		ti->error = "Cannot allocate domains";
+		return -ENOMEM;
+	}
+	pc->stats = pcm_stats_alloc();
+	if (!pc->stats) {
+		ti->error = "Cannot allocate statistics";
+		return -ENOMEM;
+	}
+	if (pcm_meta_init(pc)) {
+		ti->error = "Cannot allocate metadata buffers";
+		return -ENOMEM;
+	}
+	if (pcm_move_init(pc)) {
+		ti->error = "Cannot create gap mover";
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -253,8 +343,13 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
  *   <dev_path> <offset> [<#opt_params> <opt_param>...]
  *
  * opt_param is a key:value word or a bare flag:
- *   preset:<none>      defaults for every other parameter
- *   row_size:<bytes>   remap, wear and timing unit (power of two)
+ *   preset:<none>        defaults for every other parameter
+ *   row_size:<bytes>     remap, wear and timing unit (power of two)
+ *   gap_interval:<n>     row writes per gap move in a domain, 0 = off
+ *   domains:<k>          independent interleaved start-gap domains
+ *   randomize:<seed>     Feistel randomization of rows, 0 = off
+ *   meta_device:<path>   superblocks there instead of at the end of dev
+ *   format               initialize the metadata, whatever is there
  */
 static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -267,7 +362,10 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	ti->private = pc;
-	spin_lock_init(&pc->lock);
+	pc->ti = ti;
+	spin_lock_init(&pc->stats_lock);
+	mutex_init(&pc->meta_lock);
+	pc->read_only = !(dm_table_get_mode(ti->table) & PCM_MODE_WRITE);
 
 	r = pcm_parse_args(ti, pc, argc, argv);
 	if (r)
@@ -275,15 +373,14 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = pcm_check_geometry(ti, pc);
 	if (r)
 		goto bad;
-
-	pc->stats = pcm_stats_alloc();
-	if (!pc->stats) {
-		ti->error = "Cannot allocate statistics";
-		r = -ENOMEM;
+	r = pcm_alloc(ti, pc);
+	if (r)
 		goto bad;
-	}
+	r = pcm_meta_check(pc);
+	if (r)
+		goto bad;
 
-	r = dm_set_target_max_io_len(ti, pc->cfg.val[PCM_ROW_SIZE] >> SECTOR_SHIFT);
+	r = dm_set_target_max_io_len(ti, 1U << pc->row_shift);
 	if (r) {
 		ti->error = "Cannot set row size";
 		goto bad;
@@ -291,11 +388,70 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;
+	ti->per_io_data_size = sizeof(struct pcm_io);
 	return 0;
 
 bad:
 	pcm_dtr(ti);
 	return r;
+}
+
+static void pcm_postsuspend(struct dm_target *ti)
+{
+	pcm_move_quiesce(ti->private);
+}
+
+static void pcm_presuspend(struct dm_target *ti)
+{
+	pcm_move_quiesce(ti->private);
+}
+
+/* The registers on the device are the truth: another table may have moved. */
+static int pcm_preresume(struct dm_target *ti)
+{
+	return pcm_meta_load(ti->private);
+}
+
+static void pcm_resume(struct dm_target *ti)
+{
+	pcm_move_resume(ti->private);
+}
+
+#define PCM_STATUS_LIST	16
+
+/* Start and gap per domain: a list up to 16 domains, else min..max. */
+static void pcm_status_registers(struct pcm_c *pc, char *result,
+				 unsigned int maxlen, unsigned int *szp)
+{
+	struct pcm_sg_domain r[PCM_STATUS_LIST], lo = { U64_MAX, U64_MAX }, hi = {};
+	unsigned int sz = *szp;
+	u32 d, n = pc->nr_domains;
+
+	for (d = 0; d < n; d++) {
+		struct pcm_sg_domain x;
+
+		spin_lock_irq(&pc->dom[d].lock);
+		x = pc->dom[d].regs;
+		spin_unlock_irq(&pc->dom[d].lock);
+		if (d < PCM_STATUS_LIST)
+			r[d] = x;
+		lo.start = min(lo.start, x.start);
+		lo.gap = min(lo.gap, x.gap);
+		hi.start = max(hi.start, x.start);
+		hi.gap = max(hi.gap, x.gap);
+	}
+	if (n > PCM_STATUS_LIST) {
+		DMEMIT(" start:%llu..%llu gap:%llu..%llu", lo.start, hi.start,
+		       lo.gap, hi.gap);
+	} else {
+		DMEMIT(" start:");
+		for (d = 0; d < n; d++)
+			DMEMIT("%s%llu", d ? "," : "", r[d].start);
+		DMEMIT(" gap:");
+		for (d = 0; d < n; d++)
+			DMEMIT("%s%llu", d ? "," : "", r[d].gap);
+	}
+	*szp = sz;
 }
 
 static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
@@ -304,13 +460,19 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	unsigned int i, sz = 0;
 
 	pcm_stats_sum(pc, sum);
-	spin_lock(&pc->lock);
+	spin_lock(&pc->stats_lock);
 	for (i = 0; i < PCM_NR_COUNTERS; i++)
 		sum[i] -= pc->stats_base[i];
-	spin_unlock(&pc->lock);
+	spin_unlock(&pc->stats_lock);
 
 	for (i = 0; i < PCM_NR_COUNTERS; i++)
 		DMEMIT("%s%s:%llu", i ? " " : "", pcm_counter_names[i], sum[i]);
+	DMEMIT(" gap_moves:%llu start_wraps:%llu move_errors:%llu metadata:%s domains:%u",
+	       READ_ONCE(pc->gap_moves), READ_ONCE(pc->start_wraps),
+	       READ_ONCE(pc->move_errors),
+	       READ_ONCE(pc->meta_failed) ? "failed" : pc->read_only ? "read-only" : "ok",
+	       pc->nr_domains);
+	pcm_status_registers(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -353,9 +515,14 @@ static int pcm_msg_stats(struct pcm_c *pc, unsigned int argc, char **argv)
 		return -EINVAL;
 	}
 	pcm_stats_sum(pc, sum);
-	spin_lock(&pc->lock);
+	spin_lock(&pc->stats_lock);
 	memcpy(pc->stats_base, sum, sizeof(sum));
-	spin_unlock(&pc->lock);
+	spin_unlock(&pc->stats_lock);
+	mutex_lock(&pc->meta_lock);
+	pc->gap_moves = 0;
+	pc->start_wraps = 0;
+	pc->move_errors = 0;
+	mutex_unlock(&pc->meta_lock);
 	return 0;
 }
 
@@ -402,6 +569,90 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 	return 0;
 }
 
+/* Moves and superblock writes change the backing device: not while suspended. */
+static int pcm_msg_writable(struct pcm_c *pc, const char *verb)
+{
+	if (dm_suspended(pc->ti)) {
+		DMERR("%s: device is suspended", verb);
+		return -EINVAL;
+	}
+	if (pc->read_only) {
+		DMERR("%s: table is read-only", verb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#define PCM_MAX_MOVES	1000000
+
+/* "move_gap [N]": N gap moves in every domain, done when it returns. */
+static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
+{
+	u64 n = 1, i;
+	u32 d;
+	int r;
+
+	if (argc > 2 || (argc == 2 && (pcm_parse_u64(argv[1], &n) || !n ||
+					n > PCM_MAX_MOVES))) {
+		DMERR("usage: move_gap [N], N in 1..%u", PCM_MAX_MOVES);
+		return -EINVAL;
+	}
+	r = pcm_msg_writable(pc, "move_gap");
+	if (r)
+		return r;
+	for (i = 0; i < n; i++) {
+		for (d = 0; d < pc->nr_domains; d++) {
+			r = pcm_move_gap(pc, &pc->dom[d]);
+			if (r == -EAGAIN)
+				DMERR("move_gap: device is suspending");
+			if (r)
+				return r;
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int pcm_msg_persist(struct pcm_c *pc, unsigned int argc)
+{
+	int r;
+
+	if (argc != 1) {
+		DMERR("usage: persist");
+		return -EINVAL;
+	}
+	r = pcm_msg_writable(pc, "persist");
+	if (r)
+		return r;
+	mutex_lock(&pc->meta_lock);
+	r = pcm_meta_write(pc, NULL, NULL);
+	mutex_unlock(&pc->meta_lock);
+	return r;
+}
+
+/* "registers": every domain's start/gap, in domain order. */
+static int pcm_msg_registers(struct pcm_c *pc, unsigned int argc,
+			     char *result, unsigned int maxlen)
+{
+	struct pcm_sg_domain r;
+	unsigned int sz = 0;
+	u32 d;
+
+	if (argc != 1) {
+		DMERR("usage: registers");
+		return -EINVAL;
+	}
+	for (d = 0; d < pc->nr_domains; d++) {
+		spin_lock_irq(&pc->dom[d].lock);
+		r = pc->dom[d].regs;
+		spin_unlock_irq(&pc->dom[d].lock);
+		DMEMIT("%s%llu/%llu", d ? " " : "", r.start, r.gap);
+	}
+	return 1;
+}
+
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
 {
@@ -413,6 +664,12 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_config(pc, argc, result, maxlen);
 	if (!strcasecmp(argv[0], "set"))
 		return pcm_msg_set(pc, argc, argv);
+	if (!strcasecmp(argv[0], "move_gap"))
+		return pcm_msg_move_gap(pc, argc, argv);
+	if (!strcasecmp(argv[0], "persist"))
+		return pcm_msg_persist(pc, argc);
+	if (!strcasecmp(argv[0], "registers"))
+		return pcm_msg_registers(pc, argc, result, maxlen);
 
 	DMERR("unknown message: %.40s", argv[0]);
 	return -EINVAL;
@@ -422,8 +679,9 @@ static int pcm_iterate_devices(struct dm_target *ti,
 			       iterate_devices_callout_fn fn, void *data)
 {
 	struct pcm_c *pc = ti->private;
+	u64 len = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains) << pc->row_shift;
 
-	return fn(ti, pc->dev, pc->start, ti->len, data);
+	return fn(ti, pc->dev, pc->start, len, data);
 }
 
 /* Whole rows are the device's natural write unit: say so to mkfs and fio. */
@@ -438,12 +696,17 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type pcm_target = {
 	.name = "pcm",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = pcm_ctr,
 	.dtr = pcm_dtr,
 	.map = pcm_map,
+	.end_io = pcm_end_io,
+	.presuspend = pcm_presuspend,
+	.postsuspend = pcm_postsuspend,
+	.preresume = pcm_preresume,
+	.resume = pcm_resume,
 	.status = pcm_status,
 	.message = pcm_message,
 	.iterate_devices = pcm_iterate_devices,

@@ -19,6 +19,25 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "row_size", .unit = "bytes", .kind = PCM_KIND_POW2,
 		.def = 4096, .min = 512, .max = 1048576,
 	},
+	[PCM_GAP_INTERVAL] = {
+		.name = "gap_interval", .unit = "writes", .kind = PCM_KIND_U64,
+		.def = 128, .min = 0, .max = 1000000000, .runtime = true,
+	},
+	[PCM_DOMAINS] = {
+		.name = "domains", .unit = "domains", .kind = PCM_KIND_U64,
+		.def = 1, .min = 1, .max = PCM_MAX_DOMAINS,
+	},
+	[PCM_RANDOMIZE] = {
+		.name = "randomize", .unit = "seed", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = U64_MAX,
+	},
+	[PCM_META_DEVICE] = {
+		.name = "meta_device", .unit = "path", .kind = PCM_KIND_PATH,
+	},
+	[PCM_FORMAT] = {
+		.name = "format", .unit = "flag", .kind = PCM_KIND_FLAG,
+		.once = true,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {
@@ -123,6 +142,9 @@ int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 
 	if (p->kind == PCM_KIND_ENUM)
 		return parse_choice(p, str, val, err);
+	if (p->kind == PCM_KIND_PATH || p->kind == PCM_KIND_FLAG)
+		return pcm_fail(err, "Invalid parameter value",
+				"%s takes no numeric value", p->name);
 	if (pcm_parse_u64(str, &v))
 		return pcm_fail(err, "Invalid parameter value",
 				"%s:%.32s: not a decimal number in %llu..%llu",
@@ -144,7 +166,7 @@ int pcm_param_check_set(enum pcm_param id, struct pcm_err *err)
 {
 	const struct pcm_param_desc *p = &pcm_params[id];
 
-	if (!p->runtime || p->kind == PCM_KIND_FLAG)
+	if (!p->runtime || p->kind == PCM_KIND_FLAG || p->kind == PCM_KIND_PATH)
 		return pcm_fail(err, "Parameter not tunable at runtime",
 				"%s cannot change on a live device: reload the table",
 				p->name);
@@ -200,6 +222,16 @@ static int parse_word(struct pcm_config *cfg, const char *word,
 			return pcm_fail(err, "Invalid parameter value",
 					"%s is a flag and takes no value", p->name);
 		v = 1;
+	} else if (p->kind == PCM_KIND_PATH) {
+		if (!value || !*value)
+			return pcm_fail(err, "Missing parameter value",
+					"%s needs a value: %s:<%s>", p->name,
+					p->name, p->unit);
+		if (strscpy(cfg->path, value, sizeof(cfg->path)) < 0)
+			return pcm_fail(err, "Invalid parameter value",
+					"%s: path longer than %zu bytes", p->name,
+					sizeof(cfg->path) - 1);
+		v = 1;
 	} else {
 		if (!value)
 			return pcm_fail(err, "Missing parameter value",
@@ -241,9 +273,21 @@ int pcm_config_parse(struct pcm_config *cfg, unsigned int argc, char **argv,
 	return 0;
 }
 
+/* The parameters the table line prints back: given, and not "once". */
+static u64 table_params(const struct pcm_config *cfg)
+{
+	u64 mask = cfg->given;
+	unsigned int i;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++)
+		if (pcm_params[i].once)
+			mask &= ~BIT_ULL(i);
+	return mask;
+}
+
 unsigned int pcm_config_nr_table_words(const struct pcm_config *cfg)
 {
-	return cfg->preset_given + hweight64(cfg->given);
+	return cfg->preset_given + hweight64(table_params(cfg));
 }
 
 /*
@@ -266,6 +310,9 @@ static size_t emit_param(const struct pcm_config *cfg, unsigned int id,
 	case PCM_KIND_ENUM:
 		return scnprintf(buf, len, "%c%s%c%s", pre, p->name, sep,
 				 p->choices[v]);
+	case PCM_KIND_PATH:
+		return v ? scnprintf(buf, len, "%c%s%c%s", pre, p->name, sep,
+				     cfg->path) : 0;
 	default:
 		return scnprintf(buf, len, "%c%s%c%llu", pre, p->name, sep, v);
 	}
@@ -274,13 +321,15 @@ static size_t emit_param(const struct pcm_config *cfg, unsigned int id,
 /*
  * Print the configuration, each word with a leading separator.
  * PCM_EMIT_GIVEN prints only what the table line gave, in canonical order,
- * so that the line recreates the device; the other modes print every
+ * so that the line recreates the device (without "once" words such as
+ * format, which would wipe it); the other modes print every
  * effective value.  Returns the length written.
  */
 size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
 		       char *buf, size_t len)
 {
 	bool all = mode != PCM_EMIT_GIVEN;
+	u64 table = table_params(cfg);
 	size_t sz = 0;
 	unsigned int i;
 
@@ -293,7 +342,7 @@ size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
 				mode == PCM_EMIT_IMA ? '=' : ':',
 				pcm_presets[cfg->preset].name);
 	for (i = 0; i < PCM_NR_PARAMS; i++)
-		if (all || (cfg->given & BIT_ULL(i)))
+		if (all || (table & BIT_ULL(i)))
 			sz += emit_param(cfg, i, mode, buf + sz, len - sz);
 	return sz;
 }

@@ -17,6 +17,11 @@
  */
 enum pcm_param {
 	PCM_ROW_SIZE,
+	PCM_GAP_INTERVAL,
+	PCM_DOMAINS,
+	PCM_RANDOMIZE,
+	PCM_META_DEVICE,
+	PCM_FORMAT,
 	PCM_NR_PARAMS
 };
 
@@ -25,7 +30,11 @@ enum pcm_param_kind {
 	PCM_KIND_POW2,		/* power of two in [min, max] */
 	PCM_KIND_ENUM,		/* one of choices[]; value is the index */
 	PCM_KIND_FLAG,		/* bare word; value 1 when present */
+	PCM_KIND_PATH,		/* a device path, kept in pcm_config.path */
 };
+
+#define PCM_PATH_MAX	128	/* longest path a PCM_KIND_PATH value takes */
+#define PCM_MAX_DOMAINS	1024
 
 struct pcm_param_desc {
 	const char *name;
@@ -34,6 +43,7 @@ struct pcm_param_desc {
 	u64 def;		/* value when neither preset nor table sets it */
 	u64 min, max;
 	bool runtime;		/* may change with "set" on a live device */
+	bool once;		/* acts when loaded; the table line omits it */
 	const char * const *choices;	/* PCM_KIND_ENUM, NULL-terminated */
 };
 
@@ -51,6 +61,7 @@ struct pcm_preset {
 struct pcm_config {
 	u64 val[PCM_NR_PARAMS];
 	u64 given;		/* bit per parameter set on the table line */
+	char path[PCM_PATH_MAX];	/* the one PCM_KIND_PATH value */
 	unsigned int preset;	/* index into pcm_presets[] */
 	bool preset_given;
 };

@@ -28,8 +28,8 @@ struct pcm_sb_disk {
 	__le32 domains;
 	__le64 randomize_seed;
 	__le32 randomize;
-	__le32 reserved32;
-	__le64 reserved64;
+	__le32 reserved;
+	__le64 data_offset;
 	struct pcm_sb_disk_domain dom[];
 } __packed;
 
@@ -70,6 +70,7 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 	d->domains = cpu_to_le32(sb->geo.domains);
 	d->randomize_seed = cpu_to_le64(sb->geo.randomize_seed);
 	d->randomize = cpu_to_le32(sb->geo.randomize);
+	d->data_offset = cpu_to_le64(sb->geo.data_offset);
 	for (i = 0; i < sb->geo.domains; i++) {
 		d->dom[i].start = cpu_to_le64(sb->dom[i].start);
 		d->dom[i].gap = cpu_to_le64(sb->dom[i].gap);
@@ -117,6 +118,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 	g.row_size = le32_to_cpu(d->row_size);
 	g.randomize_seed = le64_to_cpu(d->randomize_seed);
 	g.randomize = le32_to_cpu(d->randomize);
+	g.data_offset = le64_to_cpu(d->data_offset);
 	if (!geometry_sane(&g, max_domains))
 		return PCM_SB_CORRUPT;
 	for (i = 0; i < g.domains; i++) {
@@ -154,6 +156,7 @@ const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
 		const char *name;
 		u64 disk, table;
 	} f[] = {
+		{ "offset", disk->data_offset, table->data_offset },
 		{ "row_size", disk->row_size, table->row_size },
 		{ "logical_rows", disk->logical_rows, table->logical_rows },
 		{ "domains", disk->domains, table->domains },

@@ -19,6 +19,7 @@
 
 /* What the table line fixes and the device must agree with. */
 struct pcm_sb_geometry {
+	u64 data_offset;	/* sectors: keeps two tables off one metadata area */
 	u64 logical_rows;
 	u32 row_size;
 	u32 domains;

@@ -45,6 +45,18 @@ u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row)
 }
 
 /*
+ * Inverse of pcm_sg_map(): the domain row stored in physical row @phys,
+ * which must not be the gap.  A gap move uses it to know which row's I/O
+ * must wait while that row is copied.
+ */
+u64 pcm_sg_row_at(const struct pcm_sg_domain *dom, u64 nr_rows, u64 phys)
+{
+	u64 p = phys > dom->gap ? phys - 1 : phys;
+
+	return p >= dom->start ? p - dom->start : p + nr_rows - dom->start;
+}
+
+/*
  * The next move copies the row before the gap into the gap; when the gap
  * is at the bottom, the last row wraps around into it and start advances.
  */

@@ -212,6 +212,8 @@ static void test_round_trip(void)
 {
 	static const char * const lines[] = {
 		"", "preset:none", "row_size:512", "row_size:1048576 preset:none",
+		"meta_device:/dev/ram1 domains:4", "randomize:18446744073709551615",
+		"gap_interval:0 domains:1024 row_size:512",
 	};
 	struct pcm_config a, b;
 	struct pcm_err err;
@@ -234,6 +236,38 @@ static void test_round_trip(void)
 	parse_line(&a, "row_size:8192", &err);
 	pcm_config_emit(&a, PCM_EMIT_GIVEN, out, sizeof(out));
 	check(!strcmp(out, " row_size:8192"), "canonical form '%s'", out);
+	parse_line(&a, "format meta_device:/dev/x domains:2 gap_interval:4", &err);
+	pcm_config_emit(&a, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " gap_interval:4 domains:2 meta_device:/dev/x"),
+	      "format is not printed back, order canonical: '%s'", out);
+	check(pcm_config_nr_table_words(&a) == 3 && a.val[PCM_FORMAT] == 1,
+	      "format acts but is not counted");
+}
+
+/* The one path-valued parameter: kept verbatim, bounded, never numeric. */
+static void test_path_param(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char w[PCM_PATH_MAX + 32];
+
+	check(parse1(&cfg, "meta_device:/dev/disk/by-id/x:y", &err) == 0 &&
+	      !strcmp(cfg.path, "/dev/disk/by-id/x:y"), "path with a colon");
+	check(parse1(&cfg, "meta_device:", &err) == -EINVAL &&
+	      !strcmp(err.what, "Missing parameter value"), "empty path");
+	check(parse1(&cfg, "meta_device", &err) == -EINVAL, "no path");
+	memset(w, 'a', sizeof(w));
+	memcpy(w, "meta_device:", 12);
+	w[12 + PCM_PATH_MAX - 1] = '\0';
+	check(parse1(&cfg, w, &err) == 0, "longest path");
+	w[12 + PCM_PATH_MAX - 1] = 'a';
+	w[12 + PCM_PATH_MAX] = '\0';
+	check(parse1(&cfg, w, &err) == -EINVAL && strstr(err.detail, "longer"),
+	      "path too long: %s", err.detail);
+	check(parse_line(&cfg, "meta_device:/a meta_device:/a", &err) == -EINVAL,
+	      "duplicate path");
+	check(pcm_param_check_set(PCM_META_DEVICE, &err) == -EINVAL, "not settable");
+	check(pcm_param_check_set(PCM_GAP_INTERVAL, &err) == 0, "gap_interval settable");
 }
 
 static void test_config_and_ima(void)
@@ -248,11 +282,13 @@ static void test_config_and_ima(void)
 	check(!strncmp(out, " preset:none", 12), "config starts with preset: '%s'", out);
 	for (i = 0; i < PCM_NR_PARAMS; i++) {
 		snprintf(key, sizeof(key), " %s", pcm_params[i].name);
-		check(pcm_params[i].kind == PCM_KIND_FLAG || strstr(out, key),
+		check(pcm_params[i].kind == PCM_KIND_FLAG ||
+		      pcm_params[i].kind == PCM_KIND_PATH || strstr(out, key),
 		      "config has %s", pcm_params[i].name);
 	}
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
-	check(!strcmp(out, ",preset=none,row_size=4096"), "ima '%s'", out);
+	check(!strcmp(out, ",preset=none,row_size=4096,gap_interval=128,domains=1,"
+		      "randomize=0,format=n"), "ima '%s'", out);
 }
 
 /* Truncated buffers stay terminated and in bounds (ASan watches). */
@@ -300,5 +336,6 @@ int main(void)
 	RUN(test_config_and_ima);
 	RUN(test_emit_truncation);
 	RUN(test_runtime_set);
+	RUN(test_path_param);
 	return tap_done();
 }

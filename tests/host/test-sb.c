@@ -148,7 +148,9 @@ static void test_pick(void)
 
 static void test_geometry_diff(void)
 {
-	struct pcm_sb_geometry t = { 1000, 4096, 4, 9, 1 }, d;
+	struct pcm_sb_geometry t = { .data_offset = 8, .logical_rows = 1000,
+				      .row_size = 4096, .domains = 4,
+				      .randomize_seed = 9, .randomize = 1 }, d;
 	u64 dv = 0, tv = 0;
 
 	d = t;
@@ -165,6 +167,10 @@ static void test_geometry_diff(void)
 	d = t;
 	d.logical_rows = 999;
 	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "logical_rows"), "rows");
+	d = t;
+	d.data_offset = 16;
+	check(!strcmp(pcm_sb_geometry_diff(&d, &t, &dv, &tv), "offset") &&
+	      dv == 16 && tv == 8, "offset");
 }
 
 int main(void)

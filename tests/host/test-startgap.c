@@ -32,6 +32,22 @@ static void test_map_bijection(void)
 	check(bad == 0, "%ld collisions or gap hits", bad);
 }
 
+/* pcm_sg_row_at() inverts pcm_sg_map() in every state. */
+static void test_row_at_inverts(void)
+{
+	struct pcm_sg_domain dom;
+	u64 n, l;
+	long bad = 0;
+
+	for (n = 1; n <= MAXN; n++)
+		for (dom.start = 0; dom.start < n; dom.start++)
+			for (dom.gap = 0; dom.gap <= n; dom.gap++)
+				for (l = 0; l < n; l++)
+					if (pcm_sg_row_at(&dom, n, pcm_sg_map(&dom, n, l)) != l)
+						bad++;
+	check(bad == 0, "%ld rows not recovered", bad);
+}
+
 /* Simulate the data: physical rows hold logical ids; move them for real. */
 static void test_moves_keep_data(void)
 {
@@ -166,6 +182,7 @@ static void test_feistel_permutation(void)
 int main(void)
 {
 	RUN(test_map_bijection);
+	RUN(test_row_at_inverts);
 	RUN(test_moves_keep_data);
 	RUN(test_rotation);
 	RUN(test_domains_tile);

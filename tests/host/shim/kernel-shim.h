@@ -52,6 +52,24 @@ static inline u32 crc32_le(u32 crc, const void *p, size_t len)
 	return crc;
 }
 
+#define U64_MAX			UINT64_MAX
+
+/* Copy with truncation check: -E2BIG when @src does not fit. */
+static inline long strscpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (!size)
+		return -E2BIG;
+	if (n >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return -E2BIG;
+	}
+	memcpy(dst, src, n + 1);
+	return (long)n;
+}
+
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define BIT_ULL(n)		(1ULL << (n))
 #define BUILD_BUG_ON(c)		_Static_assert(!(c), #c)

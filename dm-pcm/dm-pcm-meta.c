@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm metadata: reading, checking, formatting and writing the two
+ * superblock copies (the codec is pcm-sb.c, the layout pcm-layout.c).
+ *
+ * Copy (seq & 1) holds sequence number seq, so a write never overwrites
+ * the newest valid copy: a torn write leaves the previous one to load.
+ */
+#include <linux/blkdev.h>
+#include <linux/dm-io.h>
+#include <linux/ioprio.h>
+#include <linux/slab.h>
+
+#include "dm-pcm.h"
+
+static struct block_device *meta_bdev(struct pcm_c *pc)
+{
+	return (pc->meta_dev ? pc->meta_dev : pc->dev)->bdev;
+}
+
+static int sb_io(struct pcm_c *pc, blk_opf_t opf, unsigned int copy)
+{
+	struct dm_io_region where = {
+		.bdev = meta_bdev(pc),
+		.sector = pc->layout.meta_start + copy * pc->layout.sb_sectors,
+		.count = pc->layout.sb_sectors,
+	};
+	struct dm_io_request req = {
+		.bi_opf = opf,
+		.mem.type = DM_IO_KMEM,
+		.mem.ptr.addr = pc->sb_buf,
+		.client = pc->io_client,
+	};
+
+	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+int pcm_meta_init(struct pcm_c *pc)
+{
+	size_t doms = pc->nr_domains * sizeof(struct pcm_sg_domain);
+
+	pc->sb_buf = kmalloc(pc->layout.sb_sectors << SECTOR_SHIFT, GFP_KERNEL);
+	pc->sb.dom = kzalloc(doms, GFP_KERNEL);
+	pc->disk[0].dom = kzalloc(doms, GFP_KERNEL);
+	pc->disk[1].dom = kzalloc(doms, GFP_KERNEL);
+	if (!pc->sb_buf || !pc->sb.dom || !pc->disk[0].dom || !pc->disk[1].dom)
+		return -ENOMEM;
+	pc->io_client = dm_io_client_create();
+	if (IS_ERR(pc->io_client)) {
+		int r = PTR_ERR(pc->io_client);
+
+		pc->io_client = NULL;
+		return r;
+	}
+	pc->sb.geo = pcm_table_geometry(pc);
+	return 0;
+}
+
+void pcm_meta_exit(struct pcm_c *pc)
+{
+	if (pc->io_client)
+		dm_io_client_destroy(pc->io_client);
+	kfree(pc->disk[1].dom);
+	kfree(pc->disk[0].dom);
+	kfree(pc->sb.dom);
+	kfree(pc->sb_buf);
+}
+
+/* Read and classify both copies; a copy in the wrong slot is corrupt. */
+static int read_copies(struct pcm_c *pc, enum pcm_sb_status st[2])
+{
+	size_t len = pc->layout.sb_sectors << SECTOR_SHIFT;
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < 2; i++) {
+		r = sb_io(pc, REQ_OP_READ | REQ_SYNC, i);
+		if (r) {
+			DMERR("%s: cannot read superblock copy %u: %d",
+			      dm_device_name(dm_table_get_md(pc->ti->table)), i, r);
+			return r;
+		}
+		st[i] = pcm_sb_decode(&pc->disk[i], pc->nr_domains, pc->sb_buf, len);
+		if (st[i] == PCM_SB_VALID && (pc->disk[i].seq & 1) != i)
+			st[i] = PCM_SB_CORRUPT;
+	}
+	return 0;
+}
+
+/*
+ * What the two copies allow: 0 load copy *pick, 1 format, or an error
+ * with ti->error set.  "format" on the table line overrides anything.
+ */
+static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
+{
+	struct dm_target *ti = pc->ti;
+	struct pcm_sb_geometry table = pcm_table_geometry(pc);
+	const char *field;
+	u64 dv, tv;
+
+	if (pc->cfg.val[PCM_FORMAT] && !pc->formatted)
+		return 1;
+	*pick = pcm_sb_pick(st[0], &pc->disk[0], st[1], &pc->disk[1]);
+	if (*pick >= 0) {
+		field = pcm_sb_geometry_diff(&pc->disk[*pick].geo, &table, &dv, &tv);
+		if (!field)
+			return 0;
+		DMERR("superblock geometry differs: %s is %llu on the device, %llu in the table (add 'format' to reinitialize, losing the data)",
+		      field, dv, tv);
+		ti->error = "Superblock geometry differs from table";
+		return -EINVAL;
+	}
+	if (st[0] == PCM_SB_ZERO && st[1] == PCM_SB_ZERO)
+		return 1;
+	if (st[0] == PCM_SB_NEWER || st[1] == PCM_SB_NEWER) {
+		DMERR("superblock has a format version newer than %u", PCM_SB_VERSION);
+		ti->error = "Superblock version too new";
+		return -EINVAL;
+	}
+	if (st[0] == PCM_SB_CORRUPT || st[1] == PCM_SB_CORRUPT) {
+		DMERR("no valid superblock copy (checksum or fields bad): add 'format' to reinitialize, losing the data");
+		ti->error = "Superblock corrupt";
+		return -EINVAL;
+	}
+	DMERR("the metadata area holds data that is not a dm-pcm superblock: add 'format' to overwrite it");
+	ti->error = "Device holds foreign data";
+	return -EINVAL;
+}
+
+/* Constructor: refuse what preresume would refuse, without writing. */
+int pcm_meta_check(struct pcm_c *pc)
+{
+	enum pcm_sb_status st[2];
+	int pick, r;
+
+	r = read_copies(pc, st);
+	if (r) {
+		pc->ti->error = "Cannot read superblock";
+		return r;
+	}
+	r = judge(pc, st, &pick);
+	if (r > 0 && pc->read_only) {
+		pc->ti->error = "Read-only table cannot format the device";
+		return -EINVAL;
+	}
+	return r < 0 ? r : 0;
+}
+
+static int write_copy(struct pcm_c *pc)
+{
+	pcm_sb_encode(&pc->sb, pc->sb_buf, pc->layout.sb_sectors << SECTOR_SHIFT);
+	return sb_io(pc, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC,
+		     pc->sb.seq & 1);
+}
+
+/* Fresh registers in both copies, numbered past anything on the device. */
+static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
+{
+	u64 seq = 0;
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < 2; i++)
+		if (st[i] == PCM_SB_VALID)
+			seq = max(seq, pc->disk[i].seq);
+	pc->sb.seq = (seq + 2) & ~1ULL;
+	for (i = 0; i < pc->nr_domains; i++) {
+		pcm_sg_init(&pc->dom[i].regs, pc->dom[i].nr_rows);
+		pc->sb.dom[i] = pc->dom[i].regs;
+	}
+	r = write_copy(pc);
+	if (!r) {
+		pc->sb.seq++;
+		r = write_copy(pc);
+	}
+	if (r)
+		return r;
+	pc->formatted = true;
+	DMINFO("%s: formatted %llu rows in %u domains",
+	       dm_device_name(dm_table_get_md(pc->ti->table)),
+	       pc->logical_rows, pc->nr_domains);
+	return 0;
+}
+
+/*
+ * Preresume: take the registers from the device (another table may have
+ * moved gaps since the constructor ran), formatting it if allowed.  A
+ * damaged older copy is rewritten from the good one.
+ */
+int pcm_meta_load(struct pcm_c *pc)
+{
+	enum pcm_sb_status st[2];
+	const struct pcm_sb *good;
+	int pick = -1, r;
+	unsigned int i;
+
+	mutex_lock(&pc->meta_lock);
+	r = read_copies(pc, st);
+	if (!r)
+		r = judge(pc, st, &pick);
+	if (r > 0) {
+		r = pc->read_only ? -EROFS : format(pc, st);
+		goto out;
+	}
+	if (r)
+		goto out;
+	good = &pc->disk[pick];
+	for (i = 0; i < pc->nr_domains; i++) {
+		spin_lock_irq(&pc->dom[i].lock);
+		pc->dom[i].regs = good->dom[i];
+		spin_unlock_irq(&pc->dom[i].lock);
+		pc->sb.dom[i] = good->dom[i];
+	}
+	pc->sb.seq = good->seq;
+	if (st[!pick] != PCM_SB_VALID && !pc->read_only) {
+		DMWARN("%s: superblock copy %d is damaged; rewriting it from copy %d (seq %llu)",
+		       dm_device_name(dm_table_get_md(pc->ti->table)), !pick,
+		       pick, good->seq);
+		pc->sb.seq++;
+		r = write_copy(pc);
+	}
+out:
+	if (!r) {
+		pc->loaded = true;
+		pc->meta_failed = false;
+	}
+	mutex_unlock(&pc->meta_lock);
+	return r;
+}
+
+/*
+ * Make the registers durable, with domain @dom's replaced by @next (a gap
+ * move about to be released), or as they are when @dom is NULL.  Rows
+ * copied before the call reach the media first: the data device is
+ * flushed, then the superblock goes out with PREFLUSH and FUA.  On
+ * failure the device can no longer tell which copy is current, so writes
+ * fail until the table is reloaded (meta_failed).  Caller holds meta_lock.
+ */
+int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
+		   const struct pcm_sg_domain *next)
+{
+	unsigned int i;
+	int r = 0;
+
+	lockdep_assert_held(&pc->meta_lock);
+	if (pc->meta_failed)
+		return -EIO;
+	for (i = 0; i < pc->nr_domains; i++)
+		pc->sb.dom[i] = pc->dom[i].regs;
+	if (dom)
+		pc->sb.dom[dom->id] = *next;
+	pc->sb.seq++;
+	if (pc->meta_dev)
+		r = blkdev_issue_flush(pc->dev->bdev);
+	if (!r)
+		r = write_copy(pc);
+	if (r) {
+		WRITE_ONCE(pc->meta_failed, true);
+		DMERR("%s: superblock write failed (%d): refusing writes until reloaded",
+		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
+	}
+	return r;
+}

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm gap moves: the map path's row lookup, and the worker that copies
+ * the row before the gap into the gap (Qureshi's start-gap).
+ *
+ * A move is: hold new bios for the source row and wait for those already
+ * in flight; copy the row with kcopyd; make the copy and then the new
+ * registers durable (pcm_meta_write); switch the registers and release the
+ * held bios.  A power cut before the superblock lands leaves the old
+ * registers and an intact source row; after it, the new registers and a
+ * durable copy.
+ */
+#include <linux/blkdev.h>
+#include <linux/dm-kcopyd.h>
+#include <linux/sched/signal.h>
+
+#include "dm-pcm.h"
+
+#define CREATE_TRACE_POINTS
+#include "dm-pcm-trace.h"
+
+static u32 row_sectors(const struct pcm_c *pc)
+{
+	return 1U << pc->row_shift;
+}
+
+static sector_t backing_sector(const struct pcm_c *pc, u32 d, u64 p)
+{
+	return pc->start + (pcm_sg_backing_row(pc->nr_domains, d, p) << pc->row_shift);
+}
+
+/* Writes that program cells count toward the gap interval. */
+static bool programs_cells(struct bio *bio)
+{
+	return (bio_op(bio) == REQ_OP_WRITE && bio_sectors(bio)) ||
+	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
+}
+
+/* Count a row write; true when it makes a gap move due.  Under dom->lock. */
+static bool owe_move(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	u64 interval = READ_ONCE(pc->cfg.val[PCM_GAP_INTERVAL]);
+
+	if (!interval || pc->read_only || ++dom->writes < interval)
+		return false;
+	dom->writes = 0;
+	dom->owed++;
+	return true;
+}
+
+/*
+ * Remap @bio, which lies in logical row @row at sector @in_row of it.
+ * Returns DM_MAPIO_SUBMITTED when the row is being moved: the bio waits on
+ * the domain's held list and the mover submits it.  Never sleeps.
+ */
+int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+{
+	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
+	struct pcm_domain *dom;
+	bool kick = false;
+	u64 l, p;
+	u32 d;
+
+	l = div_u64_rem(row, pc->nr_domains, &d);
+	dom = &pc->dom[d];
+	if (pc->randomize)
+		l = pcm_feistel_permute(&dom->feistel, dom->nr_rows, l);
+
+	spin_lock_irq(&dom->lock);
+	if (unlikely(l == dom->moving)) {
+		bio_list_add(&dom->held, bio);
+		spin_unlock_irq(&dom->lock);
+		return DM_MAPIO_SUBMITTED;
+	}
+	p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
+	io->dom = dom;
+	io->epoch = dom->epoch;
+	dom->inflight[io->epoch]++;
+	if (programs_cells(bio))
+		kick = owe_move(pc, dom);
+	spin_unlock_irq(&dom->lock);
+
+	if (kick && !READ_ONCE(pc->quiesced))
+		queue_work(pc->wq, &pc->move_work);
+	bio->bi_iter.bi_sector = backing_sector(pc, d, p) + in_row;
+	return DM_MAPIO_REMAPPED;
+}
+
+/* A mapped bio completed (end_io, any context). */
+void pcm_end_row(struct pcm_io *io)
+{
+	struct pcm_domain *dom = io->dom;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dom->lock, flags);
+	if (!--dom->inflight[io->epoch] && dom->draining &&
+	    io->epoch != dom->epoch) {
+		dom->draining = false;
+		complete(&dom->drained);
+	}
+	spin_unlock_irqrestore(&dom->lock, flags);
+}
+
+/* Hold bios for domain row @l from now on and wait out those in flight. */
+static void hold_row(struct pcm_domain *dom, u64 l)
+{
+	bool wait;
+
+	spin_lock_irq(&dom->lock);
+	dom->moving = l;
+	wait = dom->inflight[dom->epoch] != 0;
+	dom->epoch ^= 1;
+	dom->draining = wait;
+	if (wait)
+		reinit_completion(&dom->drained);
+	spin_unlock_irq(&dom->lock);
+	if (wait)
+		wait_for_completion(&dom->drained);
+}
+
+/* Switch to @next (NULL: keep the registers) and submit the held bios. */
+static void release_row(struct pcm_c *pc, struct pcm_domain *dom,
+			const struct pcm_sg_domain *next)
+{
+	struct bio_list held;
+	struct bio *bio;
+
+	spin_lock_irq(&dom->lock);
+	if (next)
+		dom->regs = *next;
+	dom->moving = PCM_NOT_MOVING;
+	held = dom->held;
+	bio_list_init(&dom->held);
+	spin_unlock_irq(&dom->lock);
+
+	while ((bio = bio_list_pop(&held))) {
+		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
+
+		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
+			bio_io_error(bio);
+			continue;
+		}
+		/* the row is no longer moving, so this remaps */
+		pcm_map_row(pc, bio, sector >> pc->row_shift,
+			    sector & (row_sectors(pc) - 1));
+		dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+struct copy_wait {
+	struct completion done;
+	int err;
+};
+
+static void copy_done(int read_err, unsigned long write_err, void *context)
+{
+	struct copy_wait *w = context;
+
+	w->err = read_err || write_err ? -EIO : 0;
+	complete(&w->done);
+}
+
+static int copy_row(struct pcm_c *pc, struct pcm_domain *dom,
+		    const struct pcm_sg_move *m)
+{
+	struct dm_io_region from = {
+		.bdev = pc->dev->bdev,
+		.sector = backing_sector(pc, dom->id, m->src),
+		.count = row_sectors(pc),
+	};
+	struct dm_io_region to = from;
+	struct copy_wait w;
+
+	to.sector = backing_sector(pc, dom->id, m->dst);
+	init_completion(&w.done);
+	dm_kcopyd_copy(pc->kc, &from, 1, &to, 0, copy_done, &w);
+	wait_for_completion(&w.done);
+	return w.err;
+}
+
+/*
+ * One gap move in @dom.  Serialized by meta_lock, which also keeps the
+ * registers of every domain still while the superblock is encoded.
+ * -EAGAIN: the device is suspending or read-only, nothing was done.
+ */
+int pcm_move_gap(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	struct pcm_sg_domain next;
+	struct pcm_sg_move m;
+	int r;
+
+	mutex_lock(&pc->meta_lock);
+	if (pc->quiesced || pc->read_only || !pc->loaded) {
+		r = -EAGAIN;
+		goto out;
+	}
+	if (pc->meta_failed) {
+		r = -EIO;
+		goto out;
+	}
+	m = pcm_sg_next_move(&dom->regs, dom->nr_rows);
+	hold_row(dom, pcm_sg_row_at(&dom->regs, dom->nr_rows, m.src));
+	r = copy_row(pc, dom, &m);
+	next = dom->regs;
+	pcm_sg_apply_move(&next, dom->nr_rows);
+	if (!r)
+		r = pcm_meta_write(pc, dom, &next);
+	release_row(pc, dom, r ? NULL : &next);
+	if (r) {
+		pc->move_errors++;
+		DMERR_LIMIT("%s: gap move in domain %u failed: %d",
+			    dm_device_name(dm_table_get_md(pc->ti->table)), dom->id, r);
+		goto out;
+	}
+	pc->gap_moves++;
+	pc->start_wraps += m.wraps;
+	trace_pcm_gap_move(disk_devt(dm_disk(dm_table_get_md(pc->ti->table))), dom->id,
+			   pcm_sg_backing_row(pc->nr_domains, dom->id, m.src),
+			   pcm_sg_backing_row(pc->nr_domains, dom->id, m.dst),
+			   next.start, next.gap, m.wraps);
+out:
+	mutex_unlock(&pc->meta_lock);
+	return r;
+}
+
+static bool take_owed(struct pcm_domain *dom)
+{
+	bool owed;
+
+	spin_lock_irq(&dom->lock);
+	owed = dom->owed != 0;
+	if (owed)
+		dom->owed--;
+	spin_unlock_irq(&dom->lock);
+	return owed;
+}
+
+/* Round-robin over the domains until no move is owed. */
+static void move_work(struct work_struct *work)
+{
+	struct pcm_c *pc = container_of(work, struct pcm_c, move_work);
+	bool more;
+	u32 d;
+
+	do {
+		more = false;
+		for (d = 0; d < pc->nr_domains; d++) {
+			if (READ_ONCE(pc->quiesced))
+				return;
+			if (!take_owed(&pc->dom[d]))
+				continue;
+			/* a failed move is retried when a later write owes one */
+			if (pcm_move_gap(pc, &pc->dom[d]))
+				return;
+			more = true;
+		}
+		cond_resched();
+	} while (more);
+}
+
+int pcm_move_init(struct pcm_c *pc)
+{
+	pc->kc = dm_kcopyd_client_create(NULL);
+	if (IS_ERR(pc->kc)) {
+		int r = PTR_ERR(pc->kc);
+
+		pc->kc = NULL;
+		return r;
+	}
+	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	if (!pc->wq)
+		return -ENOMEM;
+	INIT_WORK(&pc->move_work, move_work);
+	return 0;
+}
+
+void pcm_move_exit(struct pcm_c *pc)
+{
+	if (pc->wq)
+		destroy_workqueue(pc->wq);
+	if (pc->kc)
+		dm_kcopyd_client_destroy(pc->kc);
+}
+
+/* Presuspend/postsuspend: no move starts, and the running one finishes. */
+void pcm_move_quiesce(struct pcm_c *pc)
+{
+	mutex_lock(&pc->meta_lock);
+	WRITE_ONCE(pc->quiesced, true);
+	mutex_unlock(&pc->meta_lock);
+	flush_work(&pc->move_work);
+}
+
+/* Resume: moves owed before the suspend go ahead. */
+void pcm_move_resume(struct pcm_c *pc)
+{
+	bool owed = false;
+	u32 d;
+
+	WRITE_ONCE(pc->quiesced, false);
+	for (d = 0; d < pc->nr_domains; d++)
+		owed |= READ_ONCE(pc->dom[d].owed) != 0;
+	if (owed)
+		queue_work(pc->wq, &pc->move_work);
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm on-disk layout; see pcm-layout.h.
+ */
+#include <linux/kernel.h>
+#include <linux/math64.h>
+
+#include "pcm-layout.h"
+#include "pcm-sb.h"
+
+#define SB_ALIGN_SECTORS	(PCM_SB_BLOCK >> 9)
+
+enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
+{
+	u64 end = l->dev_sectors, rows;
+
+	l->sb_sectors = pcm_sb_size(l->domains) >> 9;
+	l->max_rows = 0;
+	l->max_length = 0;
+	if (l->meta_dev_sectors) {
+		if (l->meta_dev_sectors < 2 * l->sb_sectors)
+			return PCM_LAYOUT_META_SMALL;
+		l->meta_start = 0;
+	} else {
+		end -= end % SB_ALIGN_SECTORS;
+		if (end < 2 * l->sb_sectors)
+			return PCM_LAYOUT_META_SMALL;
+		end -= 2 * l->sb_sectors;
+		l->meta_start = end;
+	}
+	if (l->offset >= end)
+		return PCM_LAYOUT_OFFSET;
+	rows = div_u64(end - l->offset, l->row_size >> 9);
+	/* every domain needs a logical row and its gap */
+	if (rows < 2ULL * l->domains)
+		return PCM_LAYOUT_TOO_SMALL;
+	l->max_rows = rows - l->domains;
+	l->max_length = l->max_rows * (l->row_size >> 9);
+	return PCM_LAYOUT_OK;
+}
+
+const char *pcm_layout_error(enum pcm_layout_err e)
+{
+	switch (e) {
+	case PCM_LAYOUT_OK:
+		return "ok";
+	case PCM_LAYOUT_OFFSET:
+		return "offset leaves no room for rows before the metadata";
+	case PCM_LAYOUT_META_SMALL:
+		return "no room for the two superblock copies";
+	case PCM_LAYOUT_TOO_SMALL:
+		return "fewer than two physical rows per domain";
+	}
+	return "?";
+}
+
+/* Logical rows a table of @length sectors covers (the last may be partial). */
+u64 pcm_layout_rows(u64 length, u32 row_size)
+{
+	u32 rs = row_size >> 9;
+
+	return div_u64(length + rs - 1, rs);
+}

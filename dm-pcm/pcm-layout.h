@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-pcm on-disk layout: where the rows and the two superblock copies lie
+ * on the backing device(s), and how long a table may be.  Pure logic,
+ * shared by the module, the host tests and pcmctl, so that the length
+ * pcmctl prints is the one the constructor accepts.
+ *
+ * Data device:  <offset> | row 0 | row 1 | ... | row R+K-1 | (unused)
+ * Metadata:     superblock copy 0 | copy 1, each pcm_sb_size(K) bytes,
+ *               at the end of the data device (aligned down to 4 KiB),
+ *               or at sector 0 of a separate meta_device.
+ */
+#ifndef DM_PCM_LAYOUT_H
+#define DM_PCM_LAYOUT_H
+
+#include <linux/types.h>
+
+struct pcm_layout {
+	/* inputs */
+	u64 dev_sectors;	/* size of the data device */
+	u64 offset;		/* first data sector used */
+	u64 meta_dev_sectors;	/* size of meta_device, 0 = metadata inside */
+	u32 row_size;		/* bytes, a power of two >= 512 */
+	u32 domains;
+	/* outputs of pcm_layout_compute() */
+	u64 sb_sectors;		/* one superblock copy */
+	u64 meta_start;		/* copy 0, in sectors of the metadata device */
+	u64 max_rows;		/* largest legal logical row count */
+	u64 max_length;		/* largest legal table length, sectors */
+};
+
+/* Reasons pcm_layout_compute() refuses; pcm_layout_error() names them. */
+enum pcm_layout_err {
+	PCM_LAYOUT_OK,
+	PCM_LAYOUT_OFFSET,	/* offset at or past the usable end */
+	PCM_LAYOUT_META_SMALL,	/* no room for two superblock copies */
+	PCM_LAYOUT_TOO_SMALL,	/* fewer physical rows than 2 per domain */
+};
+
+enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l);
+const char *pcm_layout_error(enum pcm_layout_err e);
+u64 pcm_layout_rows(u64 length, u32 row_size);
+
+#endif

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host unit tests of dm-pcm/pcm-layout.c: the metadata never overlaps a
+ * row, the legal length is the largest that fits, and too-small devices
+ * are refused with the right reason.
+ */
+#include "../../dm-pcm/pcm-layout.h"
+#include "../../dm-pcm/pcm-sb.h"
+#include "../../dm-pcm/pcm-startgap.h"
+#include "tap.h"
+
+/* Rows R + K and the superblocks fit, and one more row would not. */
+static void test_fits_exactly(void)
+{
+	static const u32 rows[] = { 512, 4096, 65536 }, doms[] = { 1, 3, 8, 300 };
+	static const u64 offs[] = { 0, 8, 2048 };
+	long bad = 0, cases = 0;
+	u64 dev, end;
+	unsigned int r, d, o;
+
+	for (dev = 70000; dev < 90000; dev += 997)
+		for (r = 0; r < 3; r++)
+			for (d = 0; d < 4; d++)
+				for (o = 0; o < 3; o++) {
+					struct pcm_layout l = {
+						.dev_sectors = dev, .offset = offs[o],
+						.row_size = rows[r], .domains = doms[d],
+					};
+					u64 rs = rows[r] >> 9, used;
+
+					if (pcm_layout_compute(&l) != PCM_LAYOUT_OK)
+						continue;
+					cases++;
+					used = offs[o] + pcm_sg_physical_rows(l.max_rows, doms[d]) * rs;
+					end = l.meta_start + 2 * l.sb_sectors;
+					/* fits, and one more row would not */
+					if (used > l.meta_start || end > dev ||
+					    l.meta_start % 8 || used + rs <= l.meta_start)
+						bad++;
+					if (l.max_length != l.max_rows * rs ||
+					    l.sb_sectors != pcm_sb_size(doms[d]) / 512)
+						bad++;
+				}
+	check(cases > 700 && bad == 0, "%ld of %ld layouts wrong", bad, cases);
+}
+
+static void test_external_meta(void)
+{
+	struct pcm_layout l = { .dev_sectors = 8192, .offset = 0,
+				.meta_dev_sectors = 16, .row_size = 4096,
+				.domains = 1 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.meta_start == 0 &&
+	      l.max_rows == 1023 && l.max_length == 8184, "whole device for rows");
+	l.meta_dev_sectors = 15;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_SMALL, "meta device too small");
+}
+
+static void test_refusals(void)
+{
+	struct pcm_layout l = { .dev_sectors = 16, .row_size = 4096, .domains = 1 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OFFSET, "only metadata fits");
+	l.dev_sectors = 15;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_SMALL, "not even metadata");
+	l.dev_sectors = 16 + 8;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_TOO_SMALL, "one row is not enough");
+	l.dev_sectors = 16 + 16;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.max_rows == 1,
+	      "two rows: one logical row and its gap");
+	l.offset = 8;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_TOO_SMALL, "offset eats a row");
+	l.offset = 24;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OFFSET, "offset reaches metadata");
+	check(pcm_layout_rows(9, 4096) == 2 && pcm_layout_rows(8, 4096) == 1,
+	      "partial last row counts");
+}
+
+int main(void)
+{
+	RUN(test_fits_exactly);
+	RUN(test_external_meta);
+	RUN(test_refusals);
+	return tap_done();
+}
