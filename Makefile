@@ -25,7 +25,7 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all deps unit lint check demo bench clean help
+.PHONY: all module modules-all tools deps unit lint check demo bench clean help
 
 all: module
 
@@ -44,6 +44,10 @@ module: $(MODSRC)
 
 modules-all:
 	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done
+
+# build/host/libpcm.so: the module's arithmetic for tools/pcmctl
+tools:
+	$(MAKE) -s -C tests/host libpcm
 
 deps:
 	tools/install-deps

@@ -223,39 +223,46 @@ out:
 	return r;
 }
 
-static bool take_owed(struct pcm_domain *dom)
+static u64 take_owed(struct pcm_domain *dom)
 {
-	bool owed;
+	u64 owed;
 
 	spin_lock_irq(&dom->lock);
-	owed = dom->owed != 0;
-	if (owed)
-		dom->owed--;
+	owed = dom->owed;
+	dom->owed = 0;
 	spin_unlock_irq(&dom->lock);
 	return owed;
 }
 
-/* Round-robin over the domains until no move is owed. */
+/*
+ * One pass: the moves owed when the pass reaches each domain.  Moves owed
+ * meanwhile requeue the work, so flush_work() waits for one pass at most
+ * even under a steady stream of writes.  A failed move is retried when a
+ * later write owes one.
+ */
 static void move_work(struct work_struct *work)
 {
 	struct pcm_c *pc = container_of(work, struct pcm_c, move_work);
-	bool more;
+	bool again = false;
+	u64 n;
 	u32 d;
 
-	do {
-		more = false;
-		for (d = 0; d < pc->nr_domains; d++) {
-			if (READ_ONCE(pc->quiesced))
+	for (d = 0; d < pc->nr_domains; d++) {
+		for (n = take_owed(&pc->dom[d]); n; n--) {
+			if (READ_ONCE(pc->quiesced) || pcm_move_gap(pc, &pc->dom[d])) {
+				/* keep what is left for after the resume */
+				spin_lock_irq(&pc->dom[d].lock);
+				pc->dom[d].owed += n;
+				spin_unlock_irq(&pc->dom[d].lock);
 				return;
-			if (!take_owed(&pc->dom[d]))
-				continue;
-			/* a failed move is retried when a later write owes one */
-			if (pcm_move_gap(pc, &pc->dom[d]))
-				return;
-			more = true;
+			}
+			cond_resched();
 		}
-		cond_resched();
-	} while (more);
+	}
+	for (d = 0; d < pc->nr_domains; d++)
+		again |= READ_ONCE(pc->dom[d].owed) != 0;
+	if (again && !READ_ONCE(pc->quiesced))
+		queue_work(pc->wq, &pc->move_work);
 }
 
 int pcm_move_init(struct pcm_c *pc)

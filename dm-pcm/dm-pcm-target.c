@@ -585,7 +585,10 @@ static int pcm_msg_writable(struct pcm_c *pc, const char *verb)
 
 #define PCM_MAX_MOVES	1000000
 
-/* "move_gap [N]": N gap moves in every domain, done when it returns. */
+/*
+ * "move_gap [N]": the moves that writes already owe, then N more in every
+ * domain; all durable when it returns, so status is exact afterwards.
+ */
 static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
 {
 	u64 n = 1, i;
@@ -600,6 +603,7 @@ static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
 	r = pcm_msg_writable(pc, "move_gap");
 	if (r)
 		return r;
+	flush_work(&pc->move_work);
 	for (i = 0; i < n; i++) {
 		for (d = 0; d < pc->nr_domains; d++) {
 			r = pcm_move_gap(pc, &pc->dom[d]);

@@ -158,10 +158,10 @@ const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
 	} f[] = {
 		{ "offset", disk->data_offset, table->data_offset },
 		{ "row_size", disk->row_size, table->row_size },
-		{ "logical_rows", disk->logical_rows, table->logical_rows },
 		{ "domains", disk->domains, table->domains },
 		{ "randomize", disk->randomize, table->randomize },
 		{ "randomize_seed", disk->randomize_seed, table->randomize_seed },
+		{ "logical_rows", disk->logical_rows, table->logical_rows },
 	};
 	unsigned int i;
 

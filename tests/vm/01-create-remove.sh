@@ -3,8 +3,8 @@
 # Create and remove pcm devices over brd; the module's refcount follows.
 . "$(dirname "$0")/lib.sh"
 
-brd_load 64 2 || skip_all "brd not available"
-len=$(sectors /dev/ram0)
+brd_load 64 3 || skip_all "brd not available"
+len=$(pcm_len /dev/ram0)
 
 expect "create over a whole ramdisk" pcm_create pcm1 /dev/ram0
 expect_eq "device size equals the table length" "$(sectors /dev/mapper/pcm1)" "$len"
@@ -17,10 +17,13 @@ expect "remove" dmsetup remove pcm1
 expect_fail "node gone" test -e /dev/mapper/pcm1
 expect_eq "module refcount back to 0" "$(pcm_refcnt)" 0
 
-half=$((len / 2))
+# the lower half keeps its metadata on ram2 and leaves a row for its gap;
+# the upper half keeps its own at the end of ram0
+half=$(( $(sectors /dev/ram0) / 2 ))
+hilen=$(pcm_len /dev/ram0 --offset $half preset:none row_size:512)
 expect "two devices on the halves of one ramdisk" bash -c "
-	dmsetup create lo --table '0 $half pcm /dev/ram0 0 1 row_size:8192' &&
-	dmsetup create hi --table '0 $half pcm /dev/ram0 $half 2 preset:none row_size:512'"
+	dmsetup create lo --table '0 $((half - 16)) pcm /dev/ram0 0 2 row_size:8192 meta_device:/dev/ram2' &&
+	dmsetup create hi --table '0 $hilen pcm /dev/ram0 $half 2 preset:none row_size:512'"
 expect "a third on another ramdisk" pcm_create other /dev/ram1
 expect_eq "module held three times" "$(pcm_refcnt)" 3
 expect "the halves do not overlap" bash -c "
@@ -35,5 +38,5 @@ expect "module unloads with no device" rmmod dm_pcm
 expect "and loads again" insmod "$PCM_KO"
 recreate() { pcm_create again /dev/ram0 && dmsetup remove again; }
 expect "a device works after the reload" recreate
-expect_eq "dmsetup targets lists pcm" "$(dmsetup targets | awk '$1 == "pcm" {print $2}')" v1.0.0
+expect_eq "dmsetup targets lists pcm" "$(dmsetup targets | awk '$1 == "pcm" {print $2}')" v1.1.0
 finish

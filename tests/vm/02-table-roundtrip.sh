@@ -3,8 +3,7 @@
 # "dmsetup table" prints a canonical line that recreates the same device.
 . "$(dirname "$0")/lib.sh"
 
-brd_load 32 || skip_all "brd not available"
-len=$(sectors /dev/ram0)
+brd_load 32 2 || skip_all "brd not available"
 majmin=$(cat /sys/block/ram0/dev)
 
 # given optional words | expected canonical words
@@ -14,14 +13,18 @@ cases=(
 	"row_size:512|1 row_size:512"
 	"row_size:65536 preset:none|2 preset:none row_size:65536"
 	"preset:none row_size:4096|2 preset:none row_size:4096"
+	"format randomize:9 domains:3 gap_interval:7|3 gap_interval:7 domains:3 randomize:9"
+	"meta_device:/dev/ram1 gap_interval:0|2 gap_interval:0 meta_device:$(cat /sys/block/ram1/dev)"
 )
 for c in "${cases[@]}"; do
 	words=${c%|*}
 	want=${c#*|}
 	set -- $words
-	if dmsetup create rt --table "0 $((len - 128)) pcm /dev/ram0 128${words:+ $# $words}"; then
+	wipe_meta /dev/ram0
+	len=$(pcm_len /dev/ram0 --offset 128 $words)
+	if dmsetup create rt --table "0 $len pcm /dev/ram0 128${words:+ $# $words}"; then
 		got=$(dmsetup table rt)
-		expect_eq "table of '$words'" "$got" "0 $((len - 128)) pcm $majmin 128${want:+ $want}"
+		expect_eq "table of '$words'" "$got" "0 $len pcm $majmin 128${want:+ $want}"
 		# recreate from the printed line and compare again
 		dmsetup create rt2 --table "$got" && t2=$(dmsetup table rt2) || t2="create failed"
 		expect_eq "'$got' recreates itself" "$t2" "$got"
@@ -32,14 +35,15 @@ for c in "${cases[@]}"; do
 done
 
 # a reload with the printed line keeps the device identical
+wipe_meta /dev/ram0
 pcm_create rl /dev/ram0 row_size:8192
 t1=$(dmsetup table rl)
 dmsetup reload rl --table "$t1" && dmsetup resume rl
 expect_eq "reload with the printed table" "$(dmsetup table rl)" "$t1"
 expect_eq "config message reports every effective value" \
-	"$(dmsetup message rl 0 config)" "preset:none row_size:8192"
+	"$(dmsetup message rl 0 config)" "preset:none row_size:8192 gap_interval:128 domains:1 randomize:0"
 expect_eq "IMA measurement (dmsetup measure)" \
 	"$(dmsetup measure rl | awk '{print $4}')" \
-	"target_name=pcm,target_version=1.0.0,device_name=$majmin,start=0,preset=none,row_size=8192;"
+	"target_name=pcm,target_version=1.1.0,device_name=$majmin,start=0,preset=none,row_size=8192,gap_interval=128,domains=1,randomize=0,format=n;"
 dmsetup remove rl
 finish

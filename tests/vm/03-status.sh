@@ -5,21 +5,26 @@
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
-keys="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes"
+counters="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors"
+keys="$counters metadata domains start gap"
 
 pcm_create st /dev/ram0
 info=$(dmsetup status st | cut -d' ' -f4-)
 note "status: $info"
 expect_eq "fields in their documented order" "$(echo "$info" | tr ' ' '\n' | cut -d: -f1 | xargs)" "$keys"
-expect "every field is key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
+expect "every counter is key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | head -13 | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
+expect "registers are key:<decimal>[,<decimal>...]" bash -c "echo '$info' | tr ' ' '\n' | tail -2 | grep -vqE '^(start|gap):[0-9]+(,[0-9]+)*$' && exit 1 || exit 0"
+expect_eq "metadata state" "$(status_field st metadata)" ok
 
 dmsetup message st 0 stats reset
-expect_eq "stats reset zeroes every counter" "$(dmsetup status st | cut -d' ' -f4- | tr ' ' '\n' | cut -d: -f2 | sort -u)" 0
+expect_eq "stats reset zeroes every counter" "$(dmsetup status st | cut -d' ' -f4-16 | tr ' ' '\n' | cut -d: -f2 | sort -u)" 0
 
 # 1 MiB in 64 KiB direct writes = 256 rows of 4 KiB
 dd if=/dev/urandom of=/dev/mapper/st bs=64k count=16 oflag=direct status=none
 expect_eq "write_bytes" "$(status_field st write_bytes)" 1048576
 expect_eq "writes counts rows (1 MiB / 4 KiB)" "$(status_field st writes)" 256
+dmsetup message st 0 move_gap 1
+expect_eq "256 row writes owe 2 gap moves (gap_interval:128), move_gap 1 more" "$(status_field st gap_moves)" 3
 dd if=/dev/mapper/st of=/dev/null bs=128k count=4 iflag=direct status=none
 expect_eq "read_bytes" "$(status_field st read_bytes)" 524288
 expect_eq "reads counts rows (512 KiB / 4 KiB)" "$(status_field st reads)" 128
@@ -30,15 +35,25 @@ expect_eq "a write across a row boundary is split in two" "$(status_field st wri
 dmsetup remove st
 
 # larger rows: fewer pieces; io_min follows the row size
+wipe_meta /dev/ram0
 pcm_create st64 /dev/ram0 row_size:65536
 dd if=/dev/urandom of=/dev/mapper/st64 bs=1M count=1 oflag=direct status=none
 expect_eq "1 MiB in 64 KiB rows = 16 writes" "$(status_field st64 writes)" 16
 expect_eq "io_min is the row size" "$(blockdev --getiomin /dev/mapper/st64)" 65536
 dmsetup remove st64
 
+wipe_meta /dev/ram0
 pcm_create st512 /dev/ram0 row_size:512
 dd if=/dev/urandom of=/dev/mapper/st512 bs=4k count=1 oflag=direct status=none
 expect_eq "4 KiB in 512 B rows = 8 writes" "$(status_field st512 writes)" 8
 expect_eq "io_min never below the device's" "$(blockdev --getiomin /dev/mapper/st512)" "$(blockdev --getiomin /dev/ram0)"
 expect_eq "logical block size is the backing device's" "$(blockdev --getss /dev/mapper/st512)" "$(blockdev --getss /dev/ram0)"
+dmsetup remove st512
+
+# many domains: status summarizes, "registers" lists them all
+wipe_meta /dev/ram0
+pcm_create many /dev/ram0 domains:40
+expect "40 domains: start and gap as min..max" bash -c "dmsetup status many | grep -qE ' start:0\.\.0 gap:[0-9]+\.\.[0-9]+$'"
+expect_eq "registers lists 40 domains" "$(registers many | wc -w)" 40
+dmsetup remove many
 finish

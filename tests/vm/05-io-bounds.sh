@@ -7,7 +7,8 @@
 brd_load 32 || skip_all "brd not available"
 off=2048
 len=$(( $(sectors /dev/ram0) - off - 4096 ))
-dmsetup create eb --table "0 $len pcm /dev/ram0 $off 1 row_size:4096"
+# gap_interval:0: no row moves, so sector s stays at backing sector off + s
+dmsetup create eb --table "0 $len pcm /dev/ram0 $off 2 row_size:4096 gap_interval:0"
 
 io() { python3 - "$@" <<'PY'
 import mmap, os, sys

@@ -8,6 +8,7 @@ nvme=${PCM_NVME:-}
 [ -n "$nvme" ] && [ -b "$nvme" ] || skip_all "no NVMe device (run with tools/vm-run --nvme)"
 nvme=$(readlink -f "$nvme")
 
+wipe_meta "$nvme"
 pcm_create nv "$nvme"
 size=$(( $(sectors /dev/mapper/nv) * 512 ))
 expect "fio 4 KiB randwrite verify=crc32c over the whole device" \

@@ -6,8 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 
 brd_load 16 || skip_all "brd not available"
-len=$(sectors /dev/ram0)
-max_opt=2	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
+len=$(pcm_len /dev/ram0)
+max_opt=7	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
 tried=0
 
 # refused DESC PHRASE TABLE: the line fails, says PHRASE, leaves nothing.
@@ -65,8 +65,9 @@ refused "a directory as device" "Device lookup failed" "0 $len pcm /tmp 0"
 refused "negative offset" "Invalid device offset" "$D -1"
 refused "junk offset" "Invalid device offset" "$D 12abc"
 refused "offset 2^64" "Invalid device offset" "$D 18446744073709551616"
-refused "offset 2^32 (past the end)" "Device offset beyond end of device" "$D 4294967296"
-refused "offset at the end" "Device offset beyond end of device" "$D $len"
+refused "offset 2^32 (past the end)" "Device too small" "$D 4294967296"
+refused "offset leaves one row: none for the gap" "Device too small" "$D $len"
+refused "offset in the metadata" "Device too small" "$D $((len + 16))"
 refused "length past capacity" "Length exceeds device capacity" "0 $((len + 8)) pcm /dev/ram0 0"
 refused "length + offset past capacity" "Length exceeds device capacity" "0 $len pcm /dev/ram0 8"
 refused "count says 1, none follow" "Invalid number of optional parameters" "$D 0 1"
@@ -92,6 +93,18 @@ refused "row_size 2^32" "Parameter out of range" "$D 0 1 row_size:4294967296"
 refused "row_size 2^64" "Invalid parameter value" "$D 0 1 row_size:18446744073709551616"
 refused "row_size hex" "Invalid parameter value" "$D 0 1 row_size:0x1000"
 refused "row_size 4 KiB of digits" "Invalid parameter value" "$D 0 1 row_size:$(printf '9%.0s' $(seq 1 4096))"
+refused "gap_interval negative" "Invalid parameter value" "$D 0 1 gap_interval:-1"
+refused "gap_interval above 10^9" "Parameter out of range" "$D 0 1 gap_interval:1000000001"
+refused "domains zero" "Parameter out of range" "$D 0 1 domains:0"
+refused "domains 1025" "Parameter out of range" "$D 0 1 domains:1025"
+refused "more domains than rows" "Fewer rows than domains" "0 8 pcm /dev/ram0 0 1 domains:2"
+refused "randomize 2^64" "Invalid parameter value" "$D 0 1 randomize:18446744073709551616"
+refused "format with a value" "Invalid parameter value" "$D 0 1 format:1"
+refused "meta_device without a path" "Missing parameter value" "$D 0 1 meta_device:"
+refused "meta_device missing" "Device lookup failed" "$D 0 1 meta_device:/dev/pcm-no-such-device"
+refused "meta_device is the data device" "Metadata device is the data device" "$D 0 1 meta_device:/dev/ram0"
+refused "meta_device path of 200 bytes" "Invalid parameter value" "$D 0 1 meta_device:/$(printf 'd%.0s' $(seq 1 200))"
+refused "length for one domain with two" "Length exceeds device capacity" "$D 0 1 domains:2"
 refused "a 4 KiB word" "Unknown parameter" "$D 0 1 $(printf 'k%.0s' $(seq 1 4096))"
 refused "non-UTF-8 word" "Unknown parameter" "$D 0 1 $(printf '\xff\xfe:1')"
 
@@ -102,7 +115,7 @@ if lo=$(losetup --sector-size 4096 -f --show /tmp/lb4k.img 2>/dev/null); then
 	l4=$(sectors "$lo")
 	refused "rows smaller than logical blocks" "Row size below logical block size" "0 $l4 pcm $lo 0 1 row_size:512"
 	refused "offset not on a logical block" "Misaligned device offset" "0 8 pcm $lo 1"
-	accepted "4 KiB rows on 4 KiB blocks" "0 $l4 pcm $lo 0 1 row_size:4096"
+	accepted "4 KiB rows on 4 KiB blocks" "0 $(pcm_len "$lo") pcm $lo 0 1 row_size:4096"
 	losetup -d "$lo"
 else
 	skip "no loop device with 4 KiB sectors"

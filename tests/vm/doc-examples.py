@@ -7,6 +7,7 @@ In reStructuredText, the literal blocks after "::"; in Markdown, the
 lines after it, up to the next command, are its exact expected output
 (stdout and stderr together).  Prints one KTAP subtest per command.
 """
+import os
 import subprocess
 import sys
 
@@ -59,8 +60,10 @@ def main():
     for path in sys.argv[1:]:
         for cmd, want in examples(path):
             n += 1
+            # commands name tools/ relative to the top of the repository
             p = subprocess.run(['bash', '-c', cmd], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True,
+                               cwd=os.environ.get('PCM_ROOT'))
             got = [line.rstrip() for line in p.stdout.splitlines()]
             if got == [w.rstrip() for w in want]:
                 print(f'ok {n} {path}: {cmd}')

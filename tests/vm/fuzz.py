@@ -21,10 +21,28 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dmioctl  # noqa: E402
 
-PARAMS = {'row_size': (512, 1048576, True)}     # name: (min, max, power of two)
-PRESETS = ('none',)
-MAX_OPT = len(PARAMS) + 1
 U64 = 2 ** 64
+PARAMS = {                                      # name: (min, max, power of two)
+    'row_size': (512, 1048576, True),
+    'gap_interval': (0, 10 ** 9, False),
+    'domains': (1, 1024, False),
+    'randomize': (0, U64 - 1, False),
+}
+PRESETS = ('none',)
+MAX_OPT = len(PARAMS) + 3                       # + meta_device, format, preset
+
+
+def capacity(dev_sectors, offset, row, domains):
+    """The documented layout: two superblock copies of 64 + 16 * domains
+    bytes in 4 KiB blocks at the end (aligned down to 4 KiB); of the rows
+    before them, one per domain is a gap.  Returns the largest legal length
+    in sectors, or None when not even two rows per domain fit."""
+    sb = -(-(64 + 16 * domains) // 4096) * 8
+    meta = dev_sectors // 8 * 8 - 2 * sb
+    if meta <= offset:
+        return None
+    rows = (meta - offset) // row
+    return (rows - domains) * row if rows >= 2 * domains else None
 
 
 def run(args):
@@ -64,7 +82,12 @@ class Gen:
         if key == 'preset':
             return 'preset:' + self.r.choice(PRESETS)
         lo, hi, pow2 = PARAMS[key]
-        v = 1 << self.r.randrange(lo.bit_length() - 1, hi.bit_length())
+        if pow2:
+            v = 1 << self.r.randrange(lo.bit_length() - 1, hi.bit_length())
+        elif key == 'domains':
+            v = self.r.choice([1, 2, 3, 4, 7, 16, 100, 1024])
+        else:
+            v = self.r.choice([lo, lo + 1, 128, hi, self.r.randrange(lo, hi)])
         return f'{key}:{v}'
 
     def hostile_word(self):
@@ -82,9 +105,9 @@ class Gen:
         keys = r.sample(list(PARAMS) + ['preset'], r.randrange(0, MAX_OPT + 1))
         words = [self.valid_word(k) for k in keys]
         offset = r.choice([0, 0, 8, 2048])
-        row = max([int(w.split(':')[1]) for w in words if w.startswith('row_size')]
-                  or [4096]) // 512
-        cap = (self.size - offset) // row * row
+        given = dict(w.split(':') for w in words)
+        row = int(given.get('row_size', 4096)) // 512
+        cap = capacity(self.size, offset, row, int(given.get('domains', 1))) or row
         length = r.choice([cap, cap, cap // 2 // row * row or row, row])
         count = str(len(words))
         for _ in range(r.choice([0, 0, 0, 1, 1, 2])):
@@ -120,10 +143,10 @@ def predict_table(line, dev, dev_sectors):
         return False
     length = strict_u64(toks[1])
     offset = strict_u64(toks[4])
-    if length is None or length == 0 or offset is None or offset >= dev_sectors:
+    if length is None or length == 0 or offset is None:
         return False
     args = toks[5:]
-    cfg = {'row_size': 4096}
+    cfg = {'row_size': 4096, 'domains': 1}
     if args:
         count = strict_u64(args[0])
         if count is None or count > MAX_OPT or count != len(args) - 1:
@@ -147,7 +170,18 @@ def predict_table(line, dev, dev_sectors):
                 return False
             seen.add(key)
     row = cfg['row_size'] // 512
-    return length <= (dev_sectors - offset) // row * row
+    cap = capacity(dev_sectors, offset, row, cfg['domains'])
+    return cap is not None and length <= cap and -(-length // row) >= cfg['domains']
+
+
+def wipe_meta(dev):
+    """Zero the superblocks that creating a device wrote, so that the next
+    table may have another geometry."""
+    with open(dev, 'r+b') as f:
+        end = f.seek(0, os.SEEK_END)
+        f.seek(end - (1 << 20))
+        f.write(bytes(1 << 20))
+        os.fsync(f.fileno())
 
 
 def works(line):
@@ -167,6 +201,7 @@ def works(line):
         run(['dmsetup', 'table', 'fzs-rt']).stdout.decode().strip() == table
     run(['dmsetup', 'remove', 'fzs-rt'])
     run(['dmsetup', 'remove', 'fzs'])
+    wipe_meta(line.split()[3].decode())
     return w.returncode == 0 and rd.returncode == 0 and same
 
 
@@ -175,15 +210,22 @@ def predict_message(words):
     verb = words[0].decode('latin-1').lower() if words else ''
     if verb == 'stats':
         return len(words) == 2 and words[1].lower() == b'reset'
-    if verb == 'config':
+    if verb in ('config', 'persist', 'registers'):
         return len(words) == 1
-    return False        # "set": nothing is runtime-tunable yet
+    if verb == 'set':
+        if len(words) != 3 or words[1] != b'gap_interval':
+            return False        # the only runtime-tunable parameter
+        v = strict_u64(words[2])
+        return v is not None and v <= PARAMS['gap_interval'][1]
+    return False
 
 
 def message_words(r):
     verb = r.choice([b'stats', b'STATS', b'config', b'Config', b'set', b'bogus',
+                     b'persist', b'registers', b'Registers',
                      b'x' * 4096, bytes([0xff, 0xfe])])
     pool = [b'reset', b'RESET', b'row_size', b'4096', b'bogus', b'', b'9' * 30,
+            b'gap_interval', b'gap_interval', b'0', b'1000000001', b'domains',
             b'k' * 4096, bytes([0xc3, 0x28])]
     return [verb] + [r.choice(pool) for _ in range(r.choice([0, 0, 1, 1, 2, 3]))]
 
@@ -231,7 +273,7 @@ def main():
 
     # messages to a live device: refused ones must not change its status
     dm.create('fzm')
-    dm.load('fzm', size, 'pcm', f'{dev} 0'.encode())
+    dm.load('fzm', capacity(size, 0, 8, 1), 'pcm', f'{dev} 0'.encode())
     dm.resume('fzm')
     table0 = dm.status('fzm', table=True)
     for i in range(nmsg):

@@ -83,16 +83,37 @@ sectors() { blockdev --getsz "$1"; }
 # dm_kname NAME: the kernel name (dm-N) of a device-mapper device.
 dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1"; }
 
-# pcm_table DEV [WORD...]: a table line over all of DEV, offset 0.
-pcm_table() {
+# pcm_len DEV [WORD...]: the largest legal length for DEV with those
+# optional words (pcmctl shares the module's layout arithmetic).
+pcm_len() {
 	local dev=$1
 	shift
+	"$PCM_ROOT/tools/pcmctl" length "$dev" "$@"
+}
+
+# pcm_table DEV [WORD...]: a table line over all of DEV, offset 0, as long
+# as the metadata and the gap rows allow.
+pcm_table() {
+	local dev=$1 len
+	shift
+	len=$(pcm_len "$dev" "$@") || return 1
 	if [ $# -gt 0 ]; then
-		echo "0 $(sectors "$dev") pcm $dev 0 $# $*"
+		echo "0 $len pcm $dev 0 $# $*"
 	else
-		echo "0 $(sectors "$dev") pcm $dev 0"
+		echo "0 $len pcm $dev 0"
 	fi
 }
+
+# wipe_meta DEV: zero the end of DEV, where internal superblocks live, so
+# that the next table may have another geometry.
+wipe_meta() {
+	local n
+	n=$(sectors "$1")
+	dd if=/dev/zero of="$1" bs=512 seek=$((n - 2048)) count=2048 oflag=direct status=none
+}
+
+# registers NAME: every domain's start/gap, e.g. "0/7 3/2".
+registers() { dmsetup message "$1" 0 registers; }
 
 # pcm_create NAME DEV [WORD...]
 pcm_create() {
@@ -224,6 +245,7 @@ check_passdown() {
 fs_cycle() {
 	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1
 	mkdir -p $mnt
+	wipe_meta "$dev"
 	pcm_create fs "$dev" || return 1
 	expect "$fs: mkfs" mkfs.$fs -q -F /dev/mapper/fs
 	expect "$fs: mount" mount /dev/mapper/fs $mnt

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Start-gap: where data really lands and that it stays right while rows
+# move.  The oracle reads the backing device at the row that the
+# registers predict (pcmctl map, the module's own arithmetic) and compares
+# it with what was written; gap_interval:1 rotates the device until start
+# has wrapped at least twice, with fio verify after every rotation.
+. "$(dirname "$0")/lib.sh"
+
+command -v fio >/dev/null || skip_all "fio not installed"
+brd_load 16 || skip_all "brd not available"
+pcmctl="$PCM_ROOT/tools/pcmctl"
+
+# oracle NAME SAMPLES: random sectors of NAME, read through dm-pcm and at
+# the backing sector the registers predict, must agree.
+oracle() {
+	local name=$1 n=$2 len bad=0 s dev bs
+	len=$(sectors /dev/mapper/$name)
+	local secs
+	secs=$(python3 -c "import random; r = random.Random($len); print(' '.join(str(r.randrange($len)) for _ in range($n)))")
+	while read -r s dev bs; do
+		cmp -s <(dd if=/dev/mapper/$name bs=512 skip=$s count=1 iflag=direct status=none) \
+		       <(dd if=$dev bs=512 skip=$bs count=1 iflag=direct status=none) || bad=$((bad + 1))
+	done < <("$pcmctl" map "$name" $secs | awk '{print $1, $2, $3}')
+	[ "$bad" -eq 0 ] || note "$bad of $n sectors not where the registers say"
+	[ "$bad" -eq 0 ]
+}
+
+# rotate NAME WORDS: write with gap_interval:1 until start wrapped twice
+rotate() {
+	local name=$1 size wraps=0 round=0
+	size=$(( $(sectors /dev/mapper/$name) * 512 ))
+	while [ "$wraps" -lt 2 ] && [ $round -lt 12 ]; do
+		round=$((round + 1))
+		run_fio --name=rot --filename=/dev/mapper/$name --rw=randwrite --bs=4k \
+			--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+			--size="$size" --randseed=$round || return 1
+		dmsetup message "$name" 0 move_gap 1 || return 1
+		run_fio --name=rot --filename=/dev/mapper/$name --rw=randwrite --bs=4k \
+			--iodepth=8 --verify=crc32c --verify_only=1 --size="$size" \
+			--randseed=$round || return 1
+		oracle "$name" 16 || return 1
+		# every domain's start register counts its own wraps
+		wraps=$(registers "$name" | tr ' ' '\n' | cut -d/ -f1 | sort -n | head -1)
+	done
+	note "$name: $round rotations, $(status_field "$name" gap_moves) moves, start:$(status_field "$name" start) wraps:$wraps"
+	[ "$wraps" -ge 2 ]
+}
+
+# 1. the oracle with no moves, then with forced moves, over several layouts
+for words in "gap_interval:0" "domains:4 gap_interval:0" \
+	     "domains:3 randomize:99 row_size:8192" "domains:5 randomize:7 row_size:512"; do
+	dmsetup create sg --table "$(pcm_table /dev/ram0 $words format)"
+	head -c $(( $(sectors /dev/mapper/sg) * 512 )) /dev/urandom |
+		dd of=/dev/mapper/sg bs=1M oflag=direct status=none
+	expect "$words: data where the registers say (fresh)" oracle sg 64
+	dmsetup message sg 0 move_gap 37
+	expect "$words: after 37 moves per domain" oracle sg 64
+	expect "$words: registers changed" grep -qv '^0/' <<<"$(registers sg | tr ' ' '\n')"
+	dmsetup remove sg
+done
+
+# 2. rotations with fio verify: a small device so that start wraps quickly
+small() { echo "0 1024 pcm /dev/ram0 0 $# $*"; }	# 128 rows of 4 KiB
+for words in "gap_interval:1" "gap_interval:1 domains:4 randomize:31337"; do
+	dmsetup create rot --table "$(small $words format)"
+	expect "$words: start wraps twice, fio verify after each rotation" rotate rot
+	dmsetup remove rot
+done
+
+# 3. a row written while it moves: moves and I/O race, nothing is lost
+dmsetup create race --table "$(small gap_interval:1 domains:2 format)"
+(for i in $(seq 1 300); do dmsetup message race 0 move_gap 1 || exit 1; done) &
+mover=$!
+expect "fio verify while move_gap runs beside it" run_fio --name=race \
+	--filename=/dev/mapper/race --rw=randrw --bs=4k --iodepth=16 --numjobs=2 \
+	--verify=crc32c --do_verify=1 --verify_fatal=1 --size=256k --offset_increment=256k \
+	--loops=20
+expect "move_gap messages all succeeded" wait $mover
+expect "no move failed" test "$(status_field race move_errors)" -eq 0
+dmsetup remove race
+
+# 4. the tracepoint reports moves
+tr=/sys/kernel/tracing
+[ -d $tr/events ] || tr=/sys/kernel/debug/tracing
+if [ -d $tr/events/pcm/pcm_gap_move ]; then
+	dmsetup create tp --table "$(small gap_interval:0 format)"
+	echo 1 > $tr/events/pcm/pcm_gap_move/enable
+	echo > $tr/trace
+	dmsetup message tp 0 move_gap 3
+	echo 0 > $tr/events/pcm/pcm_gap_move/enable
+	expect_eq "pcm_gap_move fired once per move" "$(grep -c 'pcm_gap_move:' $tr/trace)" 3
+	expect "it names rows and registers" grep -q 'row 127 -> 128 start 0 gap 127' $tr/trace
+	dmsetup remove tp
+else
+	skip "no tracefs with pcm events"
+fi
+finish

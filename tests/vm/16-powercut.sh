@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Power cuts: dm-pcm over dm-flakey over a ramdisk.  A writer overwrites
+# versioned 4 KiB blocks and fsyncs after each batch while gap moves run
+# (gap_interval:2, two domains).  At a random instant dm-flakey is swapped
+# to drop_writes (loaded with --nolockfs): from then on nothing reaches
+# the ramdisk, as after a power cut.  dm-pcm is then recreated on what
+# survived, and every block written before the last completed fsync must
+# verify.  PCM_POWER_CUTS sets the number of cuts (default 20).
+. "$(dirname "$0")/lib.sh"
+
+cuts=${PCM_POWER_CUTS:-20}
+modprobe dm-flakey 2>/dev/null || skip_all "dm-flakey not available"
+brd_load 8 || skip_all "brd not available"
+here=$(dirname "$0")
+sz=$(sectors /dev/ram0)
+up="0 $sz linear /dev/ram0 0"
+down="0 $sz flakey /dev/ram0 0 0 3600 1 drop_writes"
+words="gap_interval:2 domains:2"
+swap() {	# swap TABLE: replace the table under dm-pcm
+	dmsetup suspend --nolockfs under && dmsetup load under --table "$1" &&
+		dmsetup resume under
+}
+
+dmsetup create under --table "$up"
+table=$(pcm_table /dev/mapper/under $words)
+blocks=$(( $(pcm_len /dev/mapper/under $words) / 8 ))
+dmsetup create pc --table "$table"
+seed=$((RANDOM * 32768 + RANDOM))
+note "seed $seed, $blocks blocks, $cuts cuts"
+survived=0 moves=0
+for ((i = 1; i <= cuts; i++)); do
+	# start from zeros so that only this round's blocks are on the device
+	blkdiscard -z /dev/mapper/pc || break
+	rm -f /tmp/progress
+	python3 "$here/versioned.py" write /dev/mapper/pc $((seed + i)) /tmp/progress \
+		--blocks "$blocks" --batch 8 &
+	wpid=$!
+	sleep "$(python3 -c "import random; print(random.Random($seed + $i).uniform(0.3, 2.5))")"
+	durable=$(cat /tmp/progress 2>/dev/null || echo 0)
+	swap "$down" || { fail "cut $i: swap to drop_writes"; break; }
+	sleep 0.3		# dm-pcm keeps writing and moving: all of it is lost
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
+	moves=$((moves + $(status_field pc gap_moves)))
+	dmsetup remove pc && swap "$up" || { fail "cut $i: power back on"; break; }
+	if ! dmsetup create pc --table "$table"; then
+		fail "cut $i: dm-pcm loads after the cut"
+		break
+	fi
+	if python3 "$here/versioned.py" check /dev/mapper/pc $((seed + i)) "$durable" \
+		--blocks "$blocks" --batch 8; then
+		survived=$((survived + 1))
+	else
+		fail "cut $i (after $durable durable batches): flushed data verifies"
+	fi
+done
+expect_eq "power cuts survived" "$survived" "$cuts"
+note "power cuts survived: $survived of $cuts, gap moves before the cuts: $moves"
+dmsetup remove pc
+dmsetup remove under
+finish
