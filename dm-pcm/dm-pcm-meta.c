@@ -105,8 +105,9 @@ static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
 		field = pcm_sb_geometry_diff(&pc->disk[*pick].geo, &table, &dv, &tv);
 		if (!field)
 			return 0;
-		DMERR("superblock geometry differs: %s is %llu on the device, %llu in the table (add 'format' to reinitialize, losing the data)",
+		DMERR("superblock geometry differs: %s is %llu on the device, %llu in the table",
 		      field, dv, tv);
+		DMERR("add 'format' to reinitialize it, losing the data");
 		ti->error = "Superblock geometry differs from table";
 		return -EINVAL;
 	}
@@ -118,11 +119,13 @@ static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
 		return -EINVAL;
 	}
 	if (st[0] == PCM_SB_CORRUPT || st[1] == PCM_SB_CORRUPT) {
-		DMERR("no valid superblock copy (checksum or fields bad): add 'format' to reinitialize, losing the data");
+		DMERR("no valid superblock copy (checksum or fields bad)");
+		DMERR("add 'format' to reinitialize it, losing the data");
 		ti->error = "Superblock corrupt";
 		return -EINVAL;
 	}
-	DMERR("the metadata area holds data that is not a dm-pcm superblock: add 'format' to overwrite it");
+	DMERR("the metadata area holds what is not a dm-pcm superblock");
+	DMERR("add 'format' to overwrite it, losing what is there");
 	ti->error = "Device holds foreign data";
 	return -EINVAL;
 }

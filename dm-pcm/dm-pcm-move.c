@@ -17,7 +17,7 @@
 #include "dm-pcm.h"
 
 #define CREATE_TRACE_POINTS
-#include "dm-pcm-trace.h"
+#include "pcm_trace.h"
 
 static u32 row_sectors(const struct pcm_c *pc)
 {

@@ -595,8 +595,9 @@ static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
 	u32 d;
 	int r;
 
-	if (argc > 2 || (argc == 2 && (pcm_parse_u64(argv[1], &n) || !n ||
-					n > PCM_MAX_MOVES))) {
+	if (argc == 2 && (pcm_parse_u64(argv[1], &n) || n > PCM_MAX_MOVES))
+		n = 0;
+	if (argc > 2 || !n) {
 		DMERR("usage: move_gap [N], N in 1..%u", PCM_MAX_MOVES);
 		return -EINVAL;
 	}

@@ -37,7 +37,7 @@ struct dm_kcopyd_client;
  * and only the bios for the row being moved wait for it (on @held).
  */
 struct pcm_domain {
-	spinlock_t lock;
+	spinlock_t lock;		/* everything below but nr_rows, feistel */
 	u32 id;
 	u64 nr_rows;			/* logical rows; nr_rows + 1 physical */
 	struct pcm_feistel feistel;

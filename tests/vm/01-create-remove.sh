@@ -17,6 +17,7 @@ expect "remove" dmsetup remove pcm1
 expect_fail "node gone" test -e /dev/mapper/pcm1
 expect_eq "module refcount back to 0" "$(pcm_refcnt)" 0
 
+wipe_meta /dev/ram0	# pcm1 formatted it for offset 0
 # the lower half keeps its metadata on ram2 and leaves a row for its gap;
 # the upper half keeps its own at the end of ram0
 half=$(( $(sectors /dev/ram0) / 2 ))
