@@ -37,7 +37,7 @@ expect_eq "refcount 0 again" "$(pcm_refcnt)" 0
 
 expect "module unloads with no device" rmmod dm_pcm
 expect "and loads again" insmod "$PCM_KO"
-recreate() { pcm_create again /dev/ram0 && dmsetup remove again; }
+recreate() { wipe_meta /dev/ram0 && pcm_create again /dev/ram0 && dmsetup remove again; }
 expect "a device works after the reload" recreate
 expect_eq "dmsetup targets lists pcm" "$(dmsetup targets | awk '$1 == "pcm" {print $2}')" v1.1.0
 finish
