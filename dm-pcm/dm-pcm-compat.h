@@ -24,13 +24,6 @@ static void __exit dm_##name##_exit(void)				\
 	dm_unregister_target(&(name##_target));				\
 }									\
 module_exit(dm_##name##_exit)
-/* 6.5 replaced fmode_t open modes with blk_mode_t. */
-#ifdef BLK_OPEN_WRITE
-#define PCM_MODE_WRITE	BLK_OPEN_WRITE
-#else
-#define PCM_MODE_WRITE	FMODE_WRITE
-#endif
-
 #endif
 
 /* 6.5 replaced fmode_t open modes with blk_mode_t. */
