@@ -102,7 +102,7 @@ class Gen:
 
     def table(self, dev):
         r = self.r
-        keys = r.sample(list(PARAMS) + ['preset'], r.randrange(0, MAX_OPT + 1))
+        keys = r.sample(list(PARAMS) + ['preset'], r.randrange(0, len(PARAMS) + 2))
         words = [self.valid_word(k) for k in keys]
         offset = r.choice([0, 0, 8, 2048])
         given = dict(w.split(':') for w in words)
