@@ -3,8 +3,9 @@
  * dm-pcm metadata: reading, checking, formatting and writing the two
  * superblock copies (the codec is pcm-sb.c, the layout pcm-layout.c).
  *
- * Copy (seq & 1) holds sequence number seq, so a write never overwrites
- * the newest valid copy: a torn write leaves the previous one to load.
+ * Copy (seq & 1) holds sequence number seq.  Every update writes both
+ * copies in turn, so a torn write leaves the other copy to load and a
+ * copy damaged at rest leaves one that is just as new.
  */
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
@@ -252,11 +253,16 @@ int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
 		pc->sb.dom[i] = pc->dom[i].regs;
 	if (dom)
 		pc->sb.dom[dom->id] = *next;
-	pc->sb.seq++;
 	if (pc->meta_dev)
 		r = blkdev_issue_flush(pc->dev->bdev);
-	if (!r)
+	/*
+	 * Both copies, one after the other: a torn write leaves the other
+	 * copy, and a copy damaged later at rest leaves one just as new.
+	 */
+	for (i = 0; i < 2 && !r; i++) {
+		pc->sb.seq++;
 		r = write_copy(pc);
+	}
 	if (r) {
 		WRITE_ONCE(pc->meta_failed, true);
 		DMERR("%s: superblock write failed (%d): refusing writes until reloaded",

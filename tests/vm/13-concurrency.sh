@@ -28,7 +28,11 @@ expect "libaio depth 128, numjobs=$cpus, verify" \
 fio --name=busy --filename=/dev/mapper/c1 --rw=randread --bs=4k --direct=1 \
 	--ioengine=libaio --iodepth=16 --time_based --runtime=8 >/dev/null 2>&1 &
 fpid=$!
-sleep 2
+# wait until fio holds it open (fio starts slowly under TCG)
+for _ in $(seq 1 100); do
+	[ "$(dmsetup info -c --noheadings -o open c1)" -gt 0 ] && break
+	sleep 0.1
+done
 expect_fail "remove under I/O is refused" timeout 10 dmsetup remove c1
 expect "fio finishes after the refused remove" wait $fpid
 expect "the device works after it" dd if=/dev/zero of=/dev/mapper/c1 bs=4k count=4 oflag=direct status=none
