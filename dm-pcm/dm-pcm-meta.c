@@ -10,6 +10,7 @@
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
 #include <linux/ioprio.h>
+#include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
@@ -19,21 +20,38 @@ static struct block_device *meta_bdev(struct pcm_c *pc)
 	return (pc->meta_dev ? pc->meta_dev : pc->dev)->bdev;
 }
 
-static int sb_io(struct pcm_c *pc, blk_opf_t opf, unsigned int copy)
+/*
+ * Synchronous I/O of @count sectors at @sector of @bdev to or from @buf
+ * (kmalloc or vmalloc memory): superblocks and gap-move row copies.
+ */
+int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
+	   sector_t sector, sector_t count, void *buf)
 {
 	struct dm_io_region where = {
-		.bdev = meta_bdev(pc),
-		.sector = pc->layout.meta_start + copy * pc->layout.sb_sectors,
-		.count = pc->layout.sb_sectors,
+		.bdev = bdev,
+		.sector = sector,
+		.count = count,
 	};
 	struct dm_io_request req = {
 		.bi_opf = opf,
-		.mem.type = DM_IO_KMEM,
-		.mem.ptr.addr = pc->sb_buf,
 		.client = pc->io_client,
 	};
 
+	if (is_vmalloc_addr(buf)) {
+		req.mem.type = DM_IO_VMA;
+		req.mem.ptr.vma = buf;
+	} else {
+		req.mem.type = DM_IO_KMEM;
+		req.mem.ptr.addr = buf;
+	}
 	return dm_io(&req, 1, &where, NULL, IOPRIO_DEFAULT);
+}
+
+static int sb_io(struct pcm_c *pc, blk_opf_t opf, unsigned int copy)
+{
+	return pcm_io(pc, meta_bdev(pc), opf,
+		      pc->layout.meta_start + copy * pc->layout.sb_sectors,
+		      pc->layout.sb_sectors, pc->sb_buf);
 }
 
 int pcm_meta_init(struct pcm_c *pc)
@@ -150,11 +168,16 @@ int pcm_meta_check(struct pcm_c *pc)
 	return r < 0 ? r : 0;
 }
 
-static int write_copy(struct pcm_c *pc)
+/*
+ * Write the copy that pc->sb.seq selects, durably (FUA); @preflush first
+ * makes everything written before it durable, rows copied by a move too.
+ */
+static int write_copy(struct pcm_c *pc, bool preflush)
 {
+	blk_opf_t opf = REQ_OP_WRITE | REQ_FUA | REQ_SYNC;
+
 	pcm_sb_encode(&pc->sb, pc->sb_buf, pc->layout.sb_sectors << SECTOR_SHIFT);
-	return sb_io(pc, REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA | REQ_SYNC,
-		     pc->sb.seq & 1);
+	return sb_io(pc, preflush ? opf | REQ_PREFLUSH : opf, pc->sb.seq & 1);
 }
 
 /* Fresh registers in both copies, numbered past anything on the device. */
@@ -172,10 +195,10 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 		pcm_sg_init(&pc->dom[i].regs, pc->dom[i].nr_rows);
 		pc->sb.dom[i] = pc->dom[i].regs;
 	}
-	r = write_copy(pc);
+	r = write_copy(pc, true);
 	if (!r) {
 		pc->sb.seq++;
-		r = write_copy(pc);
+		r = write_copy(pc, false);
 	}
 	if (r)
 		return r;
@@ -221,7 +244,7 @@ int pcm_meta_load(struct pcm_c *pc)
 		       dm_device_name(dm_table_get_md(pc->ti->table)), !pick,
 		       pick, good->seq);
 		pc->sb.seq++;
-		r = write_copy(pc);
+		r = write_copy(pc, true);
 	}
 out:
 	if (!r) {
@@ -261,7 +284,7 @@ int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
 	 */
 	for (i = 0; i < 2 && !r; i++) {
 		pc->sb.seq++;
-		r = write_copy(pc);
+		r = write_copy(pc, i == 0);
 	}
 	if (r) {
 		WRITE_ONCE(pc->meta_failed, true);

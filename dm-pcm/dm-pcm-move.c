@@ -4,14 +4,19 @@
  * the row before the gap into the gap (Qureshi's start-gap).
  *
  * A move is: hold new bios for the source row and wait for those already
- * in flight; copy the row with kcopyd; make the copy and then the new
+ * in flight; copy the row through a buffer; make the copy and then the new
  * registers durable (pcm_meta_write); switch the registers and release the
  * held bios.  A power cut before the superblock lands leaves the old
  * registers and an intact source row; after it, the new registers and a
  * durable copy.
+ *
+ * A controller makes a gap move when it is due.  dm-pcm makes it on a
+ * worker, but a write that finds its domain owing PCM_OWED_MAX moves waits
+ * until the worker has caught up, so the emulated device pays for
+ * wear-leveling as it writes (Onyx Figure 6) and the backlog is bounded.
  */
 #include <linux/blkdev.h>
-#include <linux/dm-kcopyd.h>
+#include <linux/mm.h>
 #include <linux/sched/signal.h>
 
 #include "dm-pcm.h"
@@ -35,6 +40,9 @@ static bool programs_cells(struct bio *bio)
 	return (bio_op(bio) == REQ_OP_WRITE && bio_sectors(bio)) ||
 	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
 }
+
+/* Writes run at most one move ahead of the mover (one moving, one owed). */
+#define PCM_OWED_MAX	2
 
 /* Count a row write; true when it makes a gap move due.  Under dom->lock. */
 static bool owe_move(struct pcm_c *pc, struct pcm_domain *dom)
@@ -69,6 +77,13 @@ int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 	spin_lock_irq(&dom->lock);
 	if (unlikely(l == dom->moving)) {
 		bio_list_add(&dom->held, bio);
+		spin_unlock_irq(&dom->lock);
+		return DM_MAPIO_SUBMITTED;
+	}
+	/* quiesce releases the throttled writes and no move comes: don't wait */
+	if (unlikely(dom->owed >= PCM_OWED_MAX) && programs_cells(bio) &&
+	    !READ_ONCE(pc->quiesced)) {
+		bio_list_add(&dom->throttled, bio);
 		spin_unlock_irq(&dom->lock);
 		return DM_MAPIO_SUBMITTED;
 	}
@@ -118,12 +133,29 @@ static void hold_row(struct pcm_domain *dom, u64 l)
 		wait_for_completion(&dom->drained);
 }
 
+/* Map and submit bios that waited; they may wait again (throttled). */
+static void resubmit(struct pcm_c *pc, struct bio_list *list)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(list))) {
+		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
+
+		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
+			bio_io_error(bio);
+			continue;
+		}
+		if (pcm_map_row(pc, bio, sector >> pc->row_shift,
+				sector & (row_sectors(pc) - 1)) == DM_MAPIO_REMAPPED)
+			dm_submit_bio_remap(bio, NULL);
+	}
+}
+
 /* Switch to @next (NULL: keep the registers) and submit the held bios. */
 static void release_row(struct pcm_c *pc, struct pcm_domain *dom,
 			const struct pcm_sg_domain *next)
 {
 	struct bio_list held;
-	struct bio *bio;
 
 	spin_lock_irq(&dom->lock);
 	if (next)
@@ -132,50 +164,38 @@ static void release_row(struct pcm_c *pc, struct pcm_domain *dom,
 	held = dom->held;
 	bio_list_init(&dom->held);
 	spin_unlock_irq(&dom->lock);
-
-	while ((bio = bio_list_pop(&held))) {
-		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
-
-		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-			bio_io_error(bio);
-			continue;
-		}
-		/* the row is no longer moving, so this remaps */
-		pcm_map_row(pc, bio, sector >> pc->row_shift,
-			    sector & (row_sectors(pc) - 1));
-		dm_submit_bio_remap(bio, NULL);
-	}
+	resubmit(pc, &held);
 }
 
-struct copy_wait {
-	struct completion done;
-	int err;
-};
-
-static void copy_done(int read_err, unsigned long write_err, void *context)
+/* Let the writes that waited for the mover to catch up go (not in map). */
+static void release_throttled(struct pcm_c *pc, struct pcm_domain *dom)
 {
-	struct copy_wait *w = context;
+	struct bio_list list;
 
-	w->err = read_err || write_err ? -EIO : 0;
-	complete(&w->done);
+	spin_lock_irq(&dom->lock);
+	list = dom->throttled;
+	bio_list_init(&dom->throttled);
+	spin_unlock_irq(&dom->lock);
+	resubmit(pc, &list);
 }
 
+/*
+ * Copy physical row @m->src of @dom into the gap @m->dst through the row
+ * buffer: two synchronous dm_io calls from the worker (a ramdisk completes
+ * them without a context switch; kcopyd would add two thread hops).
+ */
 static int copy_row(struct pcm_c *pc, struct pcm_domain *dom,
 		    const struct pcm_sg_move *m)
 {
-	struct dm_io_region from = {
-		.bdev = pc->dev->bdev,
-		.sector = backing_sector(pc, dom->id, m->src),
-		.count = row_sectors(pc),
-	};
-	struct dm_io_region to = from;
-	struct copy_wait w;
+	struct block_device *bdev = pc->dev->bdev;
+	int r;
 
-	to.sector = backing_sector(pc, dom->id, m->dst);
-	init_completion(&w.done);
-	dm_kcopyd_copy(pc->kc, &from, 1, &to, 0, copy_done, &w);
-	wait_for_completion(&w.done);
-	return w.err;
+	r = pcm_io(pc, bdev, REQ_OP_READ | REQ_SYNC,
+		   backing_sector(pc, dom->id, m->src), row_sectors(pc), pc->row_buf);
+	if (r)
+		return r;
+	return pcm_io(pc, bdev, REQ_OP_WRITE | REQ_SYNC,
+		      backing_sector(pc, dom->id, m->dst), row_sectors(pc), pc->row_buf);
 }
 
 /*
@@ -223,57 +243,56 @@ out:
 	return r;
 }
 
-static u64 take_owed(struct pcm_domain *dom)
+/*
+ * The moves @dom owed when the pass reached it, each followed by the
+ * release of the writes that waited for it.  True if it owes more now.
+ */
+static bool pay_owed(struct pcm_c *pc, struct pcm_domain *dom)
 {
-	u64 owed;
+	u64 n;
+	int r;
 
 	spin_lock_irq(&dom->lock);
-	owed = dom->owed;
-	dom->owed = 0;
+	n = dom->owed;
 	spin_unlock_irq(&dom->lock);
-	return owed;
+	for (; n; n--) {
+		r = READ_ONCE(pc->quiesced) ? -EAGAIN : pcm_move_gap(pc, dom);
+		if (r == -EAGAIN)
+			return false;	/* owed after the resume; quiesce released the writes */
+		spin_lock_irq(&dom->lock);
+		/* after a failure no write waits: a later write owes a retry */
+		dom->owed = r ? 0 : dom->owed - 1;
+		spin_unlock_irq(&dom->lock);
+		release_throttled(pc, dom);
+		if (r)
+			return false;
+		cond_resched();
+	}
+	return READ_ONCE(dom->owed) != 0;
 }
 
 /*
- * One pass: the moves owed when the pass reaches each domain.  Moves owed
- * meanwhile requeue the work, so flush_work() waits for one pass at most
- * even under a steady stream of writes.  A failed move is retried when a
- * later write owes one.
+ * One pass over the domains.  Moves owed meanwhile requeue the work, so
+ * flush_work() waits for one pass at most even under a steady stream of
+ * writes.
  */
 static void move_work(struct work_struct *work)
 {
 	struct pcm_c *pc = container_of(work, struct pcm_c, move_work);
 	bool again = false;
-	u64 n;
 	u32 d;
 
-	for (d = 0; d < pc->nr_domains; d++) {
-		for (n = take_owed(&pc->dom[d]); n; n--) {
-			if (READ_ONCE(pc->quiesced) || pcm_move_gap(pc, &pc->dom[d])) {
-				/* keep what is left for after the resume */
-				spin_lock_irq(&pc->dom[d].lock);
-				pc->dom[d].owed += n;
-				spin_unlock_irq(&pc->dom[d].lock);
-				return;
-			}
-			cond_resched();
-		}
-	}
 	for (d = 0; d < pc->nr_domains; d++)
-		again |= READ_ONCE(pc->dom[d].owed) != 0;
+		again |= pay_owed(pc, &pc->dom[d]);
 	if (again && !READ_ONCE(pc->quiesced))
 		queue_work(pc->wq, &pc->move_work);
 }
 
 int pcm_move_init(struct pcm_c *pc)
 {
-	pc->kc = dm_kcopyd_client_create(NULL);
-	if (IS_ERR(pc->kc)) {
-		int r = PTR_ERR(pc->kc);
-
-		pc->kc = NULL;
-		return r;
-	}
+	pc->row_buf = kvmalloc(pc->cfg.val[PCM_ROW_SIZE], GFP_KERNEL);
+	if (!pc->row_buf)
+		return -ENOMEM;
 	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
 	if (!pc->wq)
 		return -ENOMEM;
@@ -285,17 +304,23 @@ void pcm_move_exit(struct pcm_c *pc)
 {
 	if (pc->wq)
 		destroy_workqueue(pc->wq);
-	if (pc->kc)
-		dm_kcopyd_client_destroy(pc->kc);
+	kvfree(pc->row_buf);
 }
 
-/* Presuspend/postsuspend: no move starts, and the running one finishes. */
+/*
+ * Presuspend/postsuspend: no move starts, the running one finishes, and
+ * writes that waited for moves go ahead (no move would release them).
+ */
 void pcm_move_quiesce(struct pcm_c *pc)
 {
+	u32 d;
+
 	mutex_lock(&pc->meta_lock);
 	WRITE_ONCE(pc->quiesced, true);
 	mutex_unlock(&pc->meta_lock);
 	flush_work(&pc->move_work);
+	for (d = 0; d < pc->nr_domains; d++)
+		release_throttled(pc, &pc->dom[d]);
 }
 
 /* Resume: moves owed before the suspend go ahead. */

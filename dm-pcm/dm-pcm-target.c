@@ -306,6 +306,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 		spin_lock_init(&dom->lock);
 		init_completion(&dom->drained);
 		bio_list_init(&dom->held);
+		bio_list_init(&dom->throttled);
 		dom->id = d;
 		dom->moving = PCM_NOT_MOVING;
 		dom->nr_rows = pcm_sg_domain_rows(pc->logical_rows, pc->nr_domains, d);

@@ -22,7 +22,6 @@
 #define DM_MSG_PREFIX "pcm"
 
 struct dm_io_client;
-struct dm_kcopyd_client;
 
 #define PCM_NOT_MOVING	U64_MAX
 
@@ -35,6 +34,8 @@ struct dm_kcopyd_client;
  * bios count in one of two epochs; a move flips the epoch and waits for
  * the old one to drain, so it waits only for bios issued before it began,
  * and only the bios for the row being moved wait for it (on @held).
+ * Writes that find the domain too far behind on its moves wait on
+ * @throttled (dm-pcm-move.c).
  */
 struct pcm_domain {
 	spinlock_t lock;		/* everything below but nr_rows, feistel */
@@ -50,6 +51,7 @@ struct pcm_domain {
 	bool draining;			/* a move waits for the old epoch */
 	struct completion drained;
 	struct bio_list held;		/* bios for the row being moved */
+	struct bio_list throttled;	/* writes waiting for owed moves */
 };
 
 /* Per-bio data: the epoch of the domain a mapped bio counts in. */
@@ -106,7 +108,7 @@ struct pcm_c {
 	/* gap moves: dm-pcm-move.c */
 	struct workqueue_struct *wq;
 	struct work_struct move_work;
-	struct dm_kcopyd_client *kc;
+	void *row_buf;			/* a row on its way to the gap */
 	bool quiesced;			/* suspended: no moves */
 	u64 gap_moves, start_wraps, move_errors;	/* under meta_lock */
 
@@ -134,6 +136,8 @@ int pcm_meta_check(struct pcm_c *pc);
 int pcm_meta_load(struct pcm_c *pc);
 int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
 		   const struct pcm_sg_domain *next);
+int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
+	   sector_t sector, sector_t count, void *buf);
 
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);

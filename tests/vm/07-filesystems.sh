@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# ext3 and ext4: mkfs, mount, write and verify files, umount, fsck -fn clean.
+# ext3 and ext4: mkfs, mount, write and verify files, umount, fsck -fn clean;
+# ext4 again with gap_interval:1, so that a row moves under every write.
 . "$(dirname "$0")/lib.sh"
 
 dev=${PCM_FS_BACKING:-}
@@ -10,4 +11,5 @@ if [ -z "$dev" ]; then
 fi
 fs_cycle ext3 "$dev"
 fs_cycle ext4 "$dev"
+FS_FIO_MB=8 fs_cycle ext4 "$dev" gap_interval:1
 finish

@@ -240,27 +240,31 @@ check_passdown() {
 
 # --- file systems -----------------------------------------------------------
 
-# fs_cycle FS BACKING: mkfs, mount, fio file verify, a metadata-heavy load,
-# umount, fsck -fn, remount and compare.
+# fs_cycle FS BACKING [WORD...]: mkfs, mount, fio file verify, a
+# metadata-heavy load, umount, fsck -fn, remount and compare, on a pcm
+# device with those optional words.  FS_FIO_MB sizes the fio part.
 fs_cycle() {
-	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1
+	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1 t
+	shift 2
+	t="$fs${*:+ ($*)}"
 	mkdir -p $mnt
 	wipe_meta "$dev"
-	pcm_create fs "$dev" || return 1
-	expect "$fs: mkfs" mkfs.$fs -q -F /dev/mapper/fs
-	expect "$fs: mount" mount /dev/mapper/fs $mnt
-	expect "$fs: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
-		--size=32m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
-	expect "$fs: many small files, renames, fsync" bash -c "
+	pcm_create fs "$dev" "$@" || return 1
+	expect "$t: mkfs" mkfs.$fs -q -F /dev/mapper/fs
+	expect "$t: mount" mount /dev/mapper/fs $mnt
+	expect "$t: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
+		--size=${FS_FIO_MB:-32}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
+	expect "$t: many small files, renames, fsync" bash -c "
 		mkdir -p $mnt/d && cd $mnt/d &&
 		for i in \$(seq 1 300); do echo \$i > f\$i; done &&
 		for i in \$(seq 1 300 | shuf -n 100 --random-source=<(yes)); do mv f\$i g\$i; done &&
 		sync ./* && [ \$(ls | wc -l) -eq 300 ]"
 	sum1=$(cat $mnt/d/* | md5sum)
-	expect "$fs: umount" umount $mnt
-	expect "$fs: fsck -fn clean" quiet fsck.$fs -fn /dev/mapper/fs
+	expect "$t: umount" umount $mnt
+	expect "$t: fsck -fn clean" quiet fsck.$fs -fn /dev/mapper/fs
 	mount /dev/mapper/fs $mnt
-	expect_eq "$fs: files intact after remount" "$(cat $mnt/d/* | md5sum)" "$sum1"
+	expect_eq "$t: files intact after remount" "$(cat $mnt/d/* | md5sum)" "$sum1"
 	umount $mnt
+	note "$t: $(status_field fs gap_moves) gap moves, start $(status_field fs start)"
 	dmsetup remove fs
 }
