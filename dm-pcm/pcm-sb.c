@@ -41,7 +41,14 @@ size_t pcm_sb_size(u32 domains)
 	return (bytes + PCM_SB_BLOCK - 1) / PCM_SB_BLOCK * PCM_SB_BLOCK;
 }
 
-static u32 pcm_sb_csum(const void *buf, size_t size)
+/*
+ * CRC32 of the first @size bytes of @buf with the csum field taken as
+ * zero, when bytes @used onwards are known to be zero (the encoder's
+ * padding): crc32_le_shift() appends them in a few steps, where a table
+ * walk over the rest of a 4 KiB block would cost a gap move more than
+ * its own I/O.
+ */
+static u32 pcm_sb_csum(const void *buf, size_t used, size_t size)
 {
 	static const u8 zero[4];
 	const u8 *p = buf;
@@ -50,7 +57,8 @@ static u32 pcm_sb_csum(const void *buf, size_t size)
 
 	crc = crc32_le(~0U, p, at);
 	crc = crc32_le(crc, zero, sizeof(zero));
-	return ~crc32_le(crc, p + at + 4, size - at - 4);
+	crc = crc32_le(crc, p + at + 4, used - at - 4);
+	return ~crc32_le_shift(crc, size - used);
 }
 
 /* @len must be at least pcm_sb_size(sb->geo.domains). */
@@ -75,7 +83,8 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 		d->dom[i].start = cpu_to_le64(sb->dom[i].start);
 		d->dom[i].gap = cpu_to_le64(sb->dom[i].gap);
 	}
-	d->csum = cpu_to_le32(pcm_sb_csum(buf, size));
+	d->csum = cpu_to_le32(pcm_sb_csum(buf, sizeof(*d) +
+					  sb->geo.domains * sizeof(d->dom[0]), size));
 }
 
 static bool all_zero(const u8 *p, size_t len)
@@ -112,7 +121,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 	g.domains = le32_to_cpu(d->domains);
 	if (!le32_to_cpu(d->version) || g.domains > max_domains ||
 	    size != pcm_sb_size(g.domains) || size > len ||
-	    le32_to_cpu(d->csum) != pcm_sb_csum(buf, size))
+	    le32_to_cpu(d->csum) != pcm_sb_csum(buf, size, size))
 		return PCM_SB_CORRUPT;
 	g.logical_rows = le64_to_cpu(d->logical_rows);
 	g.row_size = le32_to_cpu(d->row_size);

@@ -52,6 +52,16 @@ static inline u32 crc32_le(u32 crc, const void *p, size_t len)
 	return crc;
 }
 
+/* crc32_le_shift(): by its definition, @crc continued over @len zero bytes */
+static inline u32 crc32_le_shift(u32 crc, size_t len)
+{
+	static const uint8_t zero;
+
+	while (len--)
+		crc = crc32_le(crc, &zero, 1);
+	return crc;
+}
+
 #define U64_MAX			UINT64_MAX
 
 /* Copy with truncation check: -E2BIG when @src does not fit. */
