@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
-brd_load 16 || skip_all "brd not available"
+brd_load 8 || skip_all "brd not available"
 here=$(dirname "$0")
 T=30			# bound on every single command that may block
 sz=$(sectors /dev/ram0)
@@ -55,6 +55,8 @@ fio_bounded() {
 		return 1
 	fi
 }
+
+msg() { timeout 60 dmsetup message pe 0 "$@" 2>/dev/null; }
 
 # the rows of one 4 KiB block of dm-pcm, read or written directly
 blk_write() { timeout $T dd if=/dev/urandom of=/dev/mapper/pe bs=4k count=1 seek="$1" oflag=direct status=none 2>/dev/null; }
@@ -111,8 +113,8 @@ round() {
 
 	# a write, a forced move and a superblock write, all failing
 	expect_fail "$kind: a write fails" blk_write $half
-	expect_fail "$kind: move_gap fails" timeout $T dmsetup message pe 0 move_gap
-	expect_fail "$kind: persist fails" timeout $T dmsetup message pe 0 persist
+	expect_fail "$kind: move_gap fails" msg move_gap
+	expect_fail "$kind: persist fails" msg persist
 	expect "$kind: move_errors counts the failed moves" test "$(status_field pe move_errors)" -ge 1
 	moves_failed=$((moves_failed + $(status_field pe move_errors)))
 	expect_eq "$kind: metadata failed" "$(status_field pe metadata)" failed
@@ -132,8 +134,8 @@ round() {
 	expect "after $kind: suspend/resume" bash -c "timeout $T dmsetup suspend pe && timeout $T dmsetup resume pe"
 	expect_eq "after $kind: resume clears metadata:failed" "$(status_field pe metadata)" ok
 	expect "after $kind: writes work again" blk_write $half
-	expect "after $kind: move_gap works again" timeout 60 dmsetup message pe 0 move_gap 2
-	expect "after $kind: persist works again" timeout $T dmsetup message pe 0 persist
+	expect "after $kind: move_gap works again" msg move_gap 2
+	expect "after $kind: persist works again" msg persist
 
 	expect "after $kind: remove + create" bash -c "timeout $T dmsetup remove pe && timeout $T dmsetup create pe --table '$table'"
 	if timeout 120 python3 "$here/versioned.py" check /dev/mapper/pe $((seed + r)) \
