@@ -85,6 +85,10 @@ afterwards() {
 		expect_fail "$what: metadata:failed refuses writes" put_block "$name" 3
 		expect "$what: metadata:failed still reads" get_block "$name" 3
 		expect "$what: data intact while metadata:failed" same "$name"
+		# fi: resume the same table; fm: reload it first
+		if [ "$name" = fm ]; then
+			expect "$what: reload" timeout $T dmsetup reload "$name" --table "$table"
+		fi
 		expect "$what: suspend/resume" bash -c "timeout $T dmsetup suspend $name && timeout $T dmsetup resume $name"
 		expect_eq "$what: resume clears metadata:failed" "$(sf "$name" metadata)" ok
 	fi
