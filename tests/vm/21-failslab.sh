@@ -1,16 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Allocation failures (debug kernels: CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC,
-# CONFIG_FAULT_INJECTION_STACKTRACE_FILTER), modelled on dmtest-python's
-# VDO memory-fail loop.  failslab and fail_page_alloc are restricted to
-# allocations with dm-pcm's .text on the stack (require-start/require-end),
-# and /proc/thread-self/fail-nth fails exactly the k-th of them, k = 1, 2,
-# ..., while a dm-pcm table is loaded and resumed, until the constructor
-# and resume no longer reach a k-th allocation; then the same for the
-# move_gap and persist messages.  At each k: the failure is a clean error
-# (or absorbed, as by a mempool), no device is left behind, the module's
-# refcount is back to 0, no warning, and a normal create (with a move and
-# a superblock write) works right after.  At the end rmmod dm_pcm works.
+# Allocation failures (debug kernels: CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC),
+# modelled on dmtest-python's VDO memory-fail loop.
+# /proc/thread-self/fail-nth fails exactly the k-th allocation, k = 1, 2,
+# ..., while a dm-pcm table is loaded and resumed, until the load and
+# resume no longer reach a k-th allocation; then the same for the
+# move_gap and persist messages.  With CONFIG_FAULT_INJECTION_STACKTRACE_FILTER
+# failslab and fail_page_alloc are restricted to allocations with dm-pcm's
+# .text on the stack (require-start/require-end); without it every
+# allocation of the task counts (dm core's too) and each injected failure
+# dumps its stack, so those in dm-pcm can be counted.  At each k: the
+# failure is a clean error (or absorbed, as by a mempool), no device is
+# left behind, the module's refcount is back to 0, no warning, and a
+# normal create (every 16th k with a move and a superblock write) works
+# right after.  At the end: kmemleak (if present) finds nothing of
+# dm-pcm's, and rmmod dm_pcm works.  PCM_FAILSLAB_BUDGET bounds each loop
+# (seconds, default 400); a loop cut short is reported as a skip.
 . "$(dirname "$0")/lib.sh"
 
 D=/sys/kernel/debug
