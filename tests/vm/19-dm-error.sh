@@ -6,16 +6,18 @@
 # with verify run side by side; mid-run the lower table is swapped to
 # "error" (then, in a second round, to dm-flakey error_writes).  I/O
 # errors must reach both writers, a gap move and a superblock write that
-# fail must show as move_errors and metadata:failed, and nothing may hang.
-# With the linear table back: while metadata:failed, writes are refused
-# and reads work, a resume (of the same table, or of a reloaded one)
-# clears it, every batch fsynced before
+# fail must show as move_errors and metadata:failed, and nothing may hang
+# (every command is bounded).  With the linear table back: while
+# metadata:failed, writes are refused and reads work, a resume (of the
+# same table, or of a reloaded one) clears it, every batch fsynced before
 # the fault verifies (live, and after remove + create), and fio verify
-# passes on the device afterwards.
+# passes on the device afterwards.  A third round keeps the superblocks
+# on a meta_device and fails only that device: writes refused, reads
+# work, a resume is refused until the device is back, data intact.
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
-brd_load 8 || skip_all "brd not available"
+brd_load 8 2 || skip_all "brd not available"
 here=$(dirname "$0")
 T=30			# bound on every single command that may block
 sz=$(sectors /dev/ram0)
@@ -26,12 +28,13 @@ if modprobe dm-flakey 2>/dev/null; then
 	faulty[flakey]="0 $sz flakey /dev/ram0 0 0 3600 1 error_writes"
 fi
 
-# swap TABLE: replace the table under dm-pcm
-swap() {
-	timeout $T dmsetup suspend --nolockfs lower &&
-		timeout $T dmsetup load lower --table "$1" &&
-		timeout $T dmsetup resume lower
+# swap_dev DEV TABLE: replace DEV's table under dm-pcm
+swap_dev() {
+	timeout $T dmsetup suspend --nolockfs "$1" &&
+		timeout $T dmsetup load "$1" --table "$2" &&
+		timeout $T dmsetup resume "$1"
 }
+swap() { swap_dev lower "$1"; }
 
 # gone PID SECS: PID exits within SECS seconds (else it is killed)
 gone() {
@@ -172,6 +175,56 @@ for kind in error flakey; do
 	fi
 	round "$kind" "$r"
 done
+# The metadata on its own device, and that device failing: dm-pcm over
+# the linear device, its superblocks on "mlower" (linear over ram1),
+# which is swapped to error.  The data device works all along.
+meta_round() {
+	local mtable mlinear="0 $(sectors /dev/ram1) linear /dev/ram1 0" bytes
+	local merror="0 $(sectors /dev/ram1) error"
+	dmsetup remove pe 2>/dev/null
+	dd if=/dev/zero of=/dev/mapper/lower bs=1M oflag=direct status=none 2>/dev/null
+	dmsetup create mlower --table "$mlinear" || { fail "meta: create mlower"; return; }
+	mtable=$(pcm_table /dev/mapper/lower $words meta_device:/dev/mapper/mlower)
+	expect "meta: create dm-pcm with meta_device" dmsetup create pe --table "$mtable" || return
+	# the oracle: 2 MiB of random data written and fsynced, zeros after it
+	bytes=$(( $(sectors /dev/mapper/pe) * 512 ))
+	head -c $((2 << 20)) /dev/urandom > /tmp/oracle.img
+	truncate -s $bytes /tmp/oracle.img
+	expect "meta: write 2 MiB (gap_interval:1) and fsync" timeout 120 dd if=/tmp/oracle.img \
+		of=/dev/mapper/pe bs=64k count=32 oflag=direct conv=fsync status=none
+	expect "meta: settle the moves" msg move_gap 1
+
+	expect "meta: swap the metadata device to error" swap_dev mlower "$merror" || return
+	faults=$((faults + 1))
+	expect_fail "meta: persist fails" msg persist
+	expect_eq "meta: metadata failed" "$(status_field pe metadata)" failed
+	expect_fail "meta: move_gap fails" msg move_gap
+	expect_fail "meta: writes refused" blk_write 600
+	expect "meta: reads work" same
+	# the superblock cannot be read: a resume is refused and the device
+	# stays suspended until the metadata device is back
+	expect "meta: suspend" timeout $T dmsetup suspend pe
+	expect_fail "meta: resume refused while the metadata device fails" \
+		timeout $T dmsetup resume pe
+	expect "meta: swap the metadata device back" swap_dev mlower "$mlinear" || return
+	expect "meta: resume" timeout $T dmsetup resume pe
+	expect_eq "meta: resume clears metadata:failed" "$(status_field pe metadata)" ok
+	expect "meta: data intact" same
+	expect "meta: remove + create" bash -c "timeout $T dmsetup remove pe && timeout $T dmsetup create pe --table '$mtable'"
+	expect "meta: data intact after remove + create" same
+	expect "meta: writes and moves work again" bash -c "timeout $T dd if=/tmp/oracle.img of=/dev/mapper/pe \
+		bs=64k count=1 oflag=direct status=none && timeout 60 dmsetup message pe 0 move_gap 4"
+	expect "meta: data intact at the end" same
+	expect "meta: remove" timeout $T dmsetup remove pe
+	dmsetup remove mlower
+}
+# same: dm-pcm holds exactly the oracle image
+same() {
+	timeout 120 cmp -s <(dd if=/dev/mapper/pe bs=64k iflag=direct status=none) /tmp/oracle.img &&
+		verified=$((verified + $(stat -c %s /tmp/oracle.img)))
+}
+meta_round
+
 dmsetup remove lower
 note "faults injected: $faults, fio I/O errors: $fio_errors, failed gap moves: $moves_failed, bytes verified: $verified"
 finish
