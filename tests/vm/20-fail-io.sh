@@ -71,6 +71,7 @@ get_block() {
 	timeout $T dd if=/dev/mapper/$1 of=/dev/null bs=$BS skip="$2" count=1 iflag=direct status=none 2>/dev/null
 }
 sf() { status_field "$1" "$2"; }
+msg() { local name=$1; shift; timeout $T dmsetup message "$name" 0 "$@" 2>/dev/null; }
 
 # settle NAME: owed moves done, counters zero
 settle() {
@@ -212,7 +213,7 @@ trial fm "$table" ram1 1 fails 1 failed dmsetup message fm 0 move_gap
 # bio), then each copy
 settle fm
 arm ram0 0 1
-expect_fail "fm: persist with the data flush failing" timeout $T dmsetup message fm 0 persist
+expect_fail "fm: persist with the data flush failing" msg fm persist
 disarm
 expect_eq "fm: persist (flush fails): one fault injected" "$last" 1
 expect_eq "fm: persist (flush fails): metadata failed" "$(sf fm metadata)" failed
@@ -224,12 +225,13 @@ trial fm "$table" ram1 1 fails 0 failed dmsetup message fm 0 persist
 # superblock cannot be written, reads go on
 settle fm
 arm ram1 0 1000000
-expect_fail "fm: persist while the metadata device fails" timeout $T dmsetup message fm 0 persist
+expect_fail "fm: persist while the metadata device fails" msg fm persist
 expect_fail "fm: metadata:failed refuses writes (fault on)" put_block fm 5
 expect "fm: reads work (fault on)" same fm
 # a resume cannot read the superblock: refused, the device stays suspended
 timeout $T dmsetup suspend fm
-expect_fail "fm: resume refused while the metadata device fails" timeout $T dmsetup resume fm
+expect_fail "fm: resume refused while the metadata device fails" \
+	bash -c "timeout $T dmsetup resume fm 2>/dev/null"
 disarm
 expect "fm: resume once the fault is gone" timeout $T dmsetup resume fm
 expect_eq "fm: resume clears metadata:failed" "$(sf fm metadata)" ok
@@ -239,9 +241,9 @@ expect "fm: data intact" same fm
 dmsetup remove fm
 arm ram1 0 1000000
 expect_fail "fm: create refused while the metadata device fails" \
-	timeout $T dmsetup create fm --table "$table"
+	bash -c "timeout $T dmsetup create fm --table '$table' 2>/dev/null"
 disarm
-expect_fail "fm: no device left" dmsetup info fm
+expect_fail "fm: no device left" bash -c "dmsetup info fm >/dev/null 2>&1"
 expect_eq "fm: module refcount" "$(pcm_refcnt)" 0
 expect "fm: create once the fault is gone" timeout $T dmsetup create fm --table "$table"
 expect "fm: data intact" same fm
