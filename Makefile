@@ -4,7 +4,7 @@
 #   make demo      make check      make bench      make lint
 # Each target installs what it is missing (tools/install-deps) first.
 #   make check-debug   the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
-#                      kernel (tools/debug-kernel builds it once, ~25 min)
+#                      kernel (tools/debug-kernel builds it once, ~30 min)
 #
 # Variables:
 #   KVER    kernel release to build for (default: running kernel if its
