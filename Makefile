@@ -3,6 +3,8 @@
 # dm-pcm top-level Makefile.  Everything a newcomer needs is one of:
 #   make demo      make check      make bench      make lint
 # Each target installs what it is missing (tools/install-deps) first.
+#   make check-debug   the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
+#                      kernel (tools/debug-kernel builds it once, ~30 min)
 #
 # Variables:
 #   KVER    kernel release to build for (default: running kernel if its
@@ -11,12 +13,15 @@
 #   NATIVE  1 = run tests/demo/bench on this host instead of a VM (root,
 #           a kernel that can load modules)
 #   KERNELS kernels the VM suite runs on (default: 6.1 6.12)
+#   DEBUG_TESTS  check-debug: VM tests whose names contain one of these words
+#           (default: all)
 
 SHELL := /bin/bash
 TOP := $(abspath .)
 
 running_kver := $(shell uname -r)
-newest_kver = $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n1 | cut -d/ -f4)
+# (not the debug kernel: its 6.12.NNN-pcmdebug-* sorts after 6.12.NNN+deb12)
+newest_kver = $(shell ls -d /lib/modules/*/build 2>/dev/null | grep -v -- -pcmdebug- | sort -V | tail -n1 | cut -d/ -f4)
 KVER ?= $(if $(wildcard /lib/modules/$(running_kver)/build),$(running_kver),$(newest_kver))
 KDIR ?= /lib/modules/$(KVER)/build
 KERNELS ?= 6.1 6.12
@@ -25,12 +30,12 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all tools deps unit lint check demo bench clean help
+.PHONY: all module modules-all tools deps unit lint check check-debug demo bench clean help
 
 all: module
 
 help:
-	@sed -n '2,14p' Makefile
+	@sed -n '2,20p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -60,6 +65,11 @@ lint:
 
 check:
 	tools/check $(if $(filter 1,$(NATIVE)),--native) --kernels "$(KERNELS)"
+
+# The debug kernel's release is the last line tools/debug-kernel prints.
+check-debug:
+	@rel=$$(tools/debug-kernel | tail -n1) && [ -n "$$rel" ] && \
+	tools/check --only vm --kernels "$$rel" $(DEBUG_TESTS)
 
 demo:
 	tools/demo $(if $(filter 1,$(NATIVE)),--native)
