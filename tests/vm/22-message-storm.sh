@@ -1,0 +1,308 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Message storms racing I/O: while fio writes and verifies as it goes
+# (verify_backlog, verify_fatal) on a device with gap_interval:1 and four
+# randomized domains, concurrent loops send "set gap_interval N" (N varying,
+# 0 included), "move_gap N", "stats reset", "config", "registers",
+# "persist", status reads and bad messages, and another loop suspends and
+# resumes the device and reloads its table.  Then: fio saw no error and no
+# verify failure, every valid message succeeded, every bad one failed,
+# gap_moves covers every move asked for, status always parsed, and after
+# remove + create the registers are the same and every byte verifies.
+#
+# move_gap and persist are refused while the device is suspended: the
+# loops that must never fail hold a lock that keeps the suspend loop out;
+# one more loop races them with suspend on purpose, and the only failure it
+# accepts is that refusal (EINVAL or EAGAIN, logged as "device is
+# suspend..."), which it counts.
+#
+# PCM_STORM_SECS (default 60) sets the length of the time-based phase.
+. "$(dirname "$0")/lib.sh"
+
+command -v fio >/dev/null || skip_all "fio not installed"
+command -v flock >/dev/null || skip_all "flock not installed"
+brd_load 32 || skip_all "brd not available"
+
+secs=${PCM_STORM_SECS:-60}
+doms=4
+words="preset:none gap_interval:1 domains:$doms randomize:4321"
+table=$(pcm_table /dev/ram0 $words)
+len=$(cut -d' ' -f2 <<<"$table")
+dmsetup create ms --table "$table" || skip_all "cannot create the device"
+t0_table=$(dmsetup table ms)
+size=$((len * 512))
+W=/tmp/storm
+rm -rf $W
+mkdir -p $W
+: > $W/run
+mark=$(dmesg_mark)
+
+# msg VERB...: one message to ms; its stderr in $W/err.<pid>
+msg() { dmsetup message ms 0 "$@" > $W/out.$BASHPID 2> $W/err.$BASHPID; }
+
+# status_ok LINE: every field there, in order, with a well-formed value
+keys="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors metadata domains start gap"
+status_ok() {
+	local -a w
+	local i k v
+	read -r -a w <<<"$1"
+	[ "${w[0]} ${w[1]} ${w[2]}" = "0 $len pcm" ] || return 1
+	i=3
+	for k in $keys; do
+		[ "${w[i]%%:*}" = "$k" ] || return 1
+		v=${w[i]#*:}
+		case $k in
+		metadata) [ "$v" = ok ] || return 1 ;;
+		domains) [ "$v" = $doms ] || return 1 ;;
+		start|gap) [[ $v =~ ^[0-9]+(,[0-9]+){3}$ ]] || return 1 ;;
+		*) [[ $v =~ ^[0-9]+$ ]] || return 1 ;;
+		esac
+		i=$((i + 1))
+	done
+	[ ${#w[@]} -eq $i ]
+}
+
+# Each loop runs while $W/run exists and leaves "key value" lines in
+# $W/<loop>.cnt.  Locks: 8 = $W/susp (the suspend loop takes it
+# exclusively), 9 = $W/stats (the stats reset takes it exclusively; the
+# move loops share it, so no move is lost between a snapshot of gap_moves
+# and the reset).  Order: 8 before 9.
+
+loop_set() {
+	local vals=(0 1 2 3 5 8 1 0 16 1 4 1 1000 1) i=0 v ok=0 bad=0 cfg=0
+	while [ -e $W/run ]; do
+		v=${vals[i % ${#vals[@]}]}
+		i=$((i + 1))
+		if msg set gap_interval $v; then
+			ok=$((ok + 1))
+			# only this loop sets it: config must say so
+			msg config && grep -qw "gap_interval:$v" $W/out.$BASHPID || cfg=$((cfg + 1))
+		else
+			bad=$((bad + 1))
+			echo "set gap_interval $v: $(cat $W/err.$BASHPID)" >> $W/failures
+		fi
+		sleep 0.05
+	done
+	printf 'set_ok %s\nset_fail %s\nconfig_mismatch %s\n' $ok $bad $cfg > $W/set.cnt
+}
+
+loop_move() {
+	local i=0 n ok=0 bad=0 req=0
+	exec 8>$W/susp 9>$W/stats
+	while [ -e $W/run ]; do
+		n=$((1 + i % 7))
+		i=$((i + 1))
+		flock -s 8
+		flock -s 9
+		if msg move_gap $n; then
+			ok=$((ok + 1))
+			req=$((req + n))
+		else
+			bad=$((bad + 1))
+			echo "move_gap $n: $(cat $W/err.$BASHPID)" >> $W/failures
+		fi
+		flock -u 9
+		flock -u 8
+	done
+	printf 'move_ok %s\nmove_fail %s\nmove_req %s\n' $ok $bad $req > $W/move.cnt
+}
+
+loop_persist() {
+	local ok=0 bad=0
+	exec 8>$W/susp
+	while [ -e $W/run ]; do
+		flock -s 8
+		if msg persist; then
+			ok=$((ok + 1))
+		else
+			bad=$((bad + 1))
+			echo "persist: $(cat $W/err.$BASHPID)" >> $W/failures
+		fi
+		flock -u 8
+		sleep 0.1
+	done
+	printf 'persist_ok %s\npersist_fail %s\n' $ok $bad > $W/persist.cnt
+}
+
+# move_gap 1 and persist racing suspend on purpose: a refusal is accepted
+# only as EINVAL/EAGAIN; anything else counts as a failure.
+loop_race() {
+	local i=0 ok=0 refused=0 bad=0 req=0 v
+	exec 9>$W/stats
+	while [ -e $W/run ]; do
+		i=$((i + 1))
+		if [ $((i % 2)) = 0 ]; then v="move_gap 1"; else v=persist; fi
+		flock -s 9
+		if msg $v; then
+			ok=$((ok + 1))
+			[ "$v" = persist ] || req=$((req + 1))
+		elif grep -qE 'Invalid argument|Resource temporarily unavailable' $W/err.$BASHPID; then
+			refused=$((refused + 1))
+		else
+			bad=$((bad + 1))
+			echo "race $v: $(cat $W/err.$BASHPID)" >> $W/failures
+		fi
+		flock -u 9
+		sleep 0.03
+	done
+	printf 'race_ok %s\nrace_refused %s\nrace_fail %s\nrace_req %s\n' $ok $refused $bad $req > $W/race.cnt
+}
+
+# config, registers, status, bad messages, and stats reset (with a
+# snapshot of the move counters just before it)
+loop_info() {
+	local i=0 ok=0 bad=0 parse=0 badok=0 badtried=0 resets=0 m s
+	local snap_moves=0 snap_wraps=0 snap_errors=0
+	local bads=("bogus" "move_gap 0" "move_gap 1000001" "move_gap 1 2"
+		    "set row_size 8192" "set gap_interval -1" "set gap_interval 1000000001"
+		    "set gap_interval" "stats" "stats reset now" "config extra"
+		    "registers extra" "persist now" "set domains 2")
+	exec 9>$W/stats
+	while [ -e $W/run ]; do
+		i=$((i + 1))
+		for m in config registers; do
+			if msg $m; then
+				ok=$((ok + 1))
+			else
+				bad=$((bad + 1))
+				echo "$m: $(cat $W/err.$BASHPID)" >> $W/failures
+			fi
+		done
+		[[ $(cat $W/out.$BASHPID) =~ ^[0-9]+/[0-9]+(\ [0-9]+/[0-9]+){3}$ ]] || parse=$((parse + 1))
+		s=$(dmsetup status ms)
+		status_ok "$s" || { parse=$((parse + 1)); echo "status: $s" >> $W/failures; }
+		m=${bads[i % ${#bads[@]}]}
+		badtried=$((badtried + 1))
+		if msg $m; then
+			badok=$((badok + 1))
+			echo "accepted bad message: $m" >> $W/failures
+		fi
+		if [ $((i % 4)) = 0 ]; then
+			flock -x 9
+			s=$(dmsetup status ms)
+			if msg stats reset; then
+				ok=$((ok + 1))
+				resets=$((resets + 1))
+				snap_moves=$((snap_moves + $(tr ' ' '\n' <<<"$s" | sed -n 's/^gap_moves://p')))
+				snap_wraps=$((snap_wraps + $(tr ' ' '\n' <<<"$s" | sed -n 's/^start_wraps://p')))
+				snap_errors=$((snap_errors + $(tr ' ' '\n' <<<"$s" | sed -n 's/^move_errors://p')))
+			else
+				bad=$((bad + 1))
+				echo "stats reset: $(cat $W/err.$BASHPID)" >> $W/failures
+			fi
+			flock -u 9
+		fi
+	done
+	printf 'info_ok %s\ninfo_fail %s\nparse_fail %s\nbad_tried %s\nbad_accepted %s\nresets %s\nsnap_moves %s\nsnap_wraps %s\nsnap_errors %s\n' \
+		$ok $bad $parse $badtried $badok $resets $snap_moves $snap_wraps $snap_errors > $W/info.cnt
+}
+
+# suspend/resume, a same-table reload every 5th cycle
+loop_susp() {
+	local cycles=0 reloads=0 bad=0
+	exec 8>$W/susp
+	while [ -e $W/run ]; do
+		flock -x 8
+		if [ $((cycles % 5)) = 4 ]; then
+			if dmsetup reload ms --table "$table" 2>> $W/failures; then
+				reloads=$((reloads + 1))
+			else
+				bad=$((bad + 1))
+			fi
+		fi
+		dmsetup suspend ms 2>> $W/failures || bad=$((bad + 1))
+		sleep 0.2
+		dmsetup resume ms 2>> $W/failures || bad=$((bad + 1))
+		cycles=$((cycles + 1))
+		flock -u 8
+		sleep 0.3
+	done
+	printf 'cycles %s\nreloads %s\nsusp_fail %s\n' $cycles $reloads $bad > $W/susp.cnt
+}
+
+# phase 1: time-based random writes verified as they go, for $secs
+fio --name=storm --filename=/dev/mapper/ms --rw=randwrite --bs=4k --direct=1 \
+	--ioengine=libaio --iodepth=16 --size=$size --time_based --runtime="$secs" \
+	--verify=crc32c --verify_backlog=256 --verify_fatal=1 --verify_state_save=0 \
+	--randseed=1 --output-format=json --output=$W/fio1.json 2> $W/fio1.err &
+fpid=$!
+t0=$(date +%s)
+pids=()
+for l in loop_set loop_move loop_persist loop_race loop_info loop_susp; do
+	$l &
+	pids+=($!)
+done
+wait $fpid
+rc1=$?
+# phase 2, the storm still going: one pass that writes every block once
+# (the final verify_only replays it), verified as it goes and at the end
+fio_fill() {
+	fio --name=fill --filename=/dev/mapper/ms --rw=randwrite --bs=4k --direct=1 \
+		--ioengine=libaio --iodepth=16 --size=$size --verify=crc32c \
+		--randseed=2 --verify_state_save=0 --output-format=json "$@"
+}
+fio_fill --verify_backlog=256 --verify_fatal=1 --output=$W/fio2.json 2> $W/fio2.err
+rc2=$?
+rm -f $W/run
+wait "${pids[@]}"
+elapsed=$(( $(date +%s) - t0 ))
+
+cnt() { cat $W/*.cnt | awk -v k="$1" '$1 == k {print $2}'; }
+s=$(dmsetup status ms)
+final_moves=$(status_field ms gap_moves)
+final_wraps=$(status_field ms start_wraps)
+final_errors=$(status_field ms move_errors)
+moves=$(( $(cnt snap_moves) + final_moves ))
+wraps=$(( $(cnt snap_wraps) + final_wraps ))
+asked=$(( ($(cnt move_req) + $(cnt race_req)) * doms ))
+refused_log=$(dmesg_since "$mark" | grep -cE 'pcm: (move_gap|persist): device is suspend')
+
+fio_bytes() {
+	python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print(j["error"], j["write"]["io_bytes"], j["read"]["io_bytes"])' "$1" 2>/dev/null || echo "? 0 0"
+}
+read -r e1 w1 v1 <<<"$(fio_bytes $W/fio1.json)"
+read -r e2 w2 v2 <<<"$(fio_bytes $W/fio2.json)"
+
+note "storm ran ${elapsed}s: fio wrote $(( (w1 + w2) >> 20 )) MiB, verified $(( (v1 + v2) >> 20 )) MiB"
+note "set gap_interval ok $(cnt set_ok); move_gap ok $(cnt move_ok) (+$(cnt race_req) racing), persist ok $(cnt persist_ok)"
+note "config/registers/stats reset ok $(cnt info_ok) ($(cnt resets) resets); bad messages $(cnt bad_tried)"
+note "racing suspend: ok $(cnt race_ok), refused $(cnt race_refused) (kernel log: $refused_log)"
+note "suspend/resume cycles $(cnt cycles), same-table reloads $(cnt reloads)"
+note "gap moves $moves (asked $asked), start wraps $wraps, registers $(registers ms)"
+[ -s $W/failures ] && sed 's/^/# failure: /' $W/failures | head -20
+
+expect_eq "fio phase 1: exit 0, no error" "$rc1:$e1" 0:0
+expect_fail "fio phase 1: no verify failure" grep -qiE 'verify|bad magic|crc' $W/fio1.err
+expect_eq "fio phase 2 (full pass): exit 0, no error" "$rc2:$e2" 0:0
+expect_fail "fio phase 2: no verify failure" grep -qiE 'verify|bad magic|crc' $W/fio2.err
+expect "fio verified data while the storm ran" test "$((v1 + v2))" -gt 0
+expect_eq "every set gap_interval succeeded" "$(cnt set_fail)" 0
+expect_eq "config always showed the gap_interval just set" "$(cnt config_mismatch)" 0
+expect_eq "every move_gap outside suspend succeeded" "$(cnt move_fail)" 0
+expect_eq "every persist outside suspend succeeded" "$(cnt persist_fail)" 0
+expect_eq "config, registers, stats reset all succeeded" "$(cnt info_fail)" 0
+expect_eq "status and registers always parsed" "$(cnt parse_fail)" 0
+expect_eq "every bad message failed" "$(cnt bad_accepted)" 0
+expect_eq "racing move_gap/persist failed only as refused-while-suspended" "$(cnt race_fail)" 0
+expect "every refusal logged as suspended/suspending" test "$refused_log" -ge "$(cnt race_refused)"
+expect_eq "every suspend, resume and reload succeeded" "$(cnt susp_fail)" 0
+expect "at least 10 suspend/resume cycles" test "$(cnt cycles)" -ge 10
+expect "gap_moves ($moves) >= moves asked ($asked)" test "$moves" -ge "$asked"
+expect_eq "no move errors" "$(( $(cnt snap_errors) + final_errors ))" 0
+expect "final status parses" status_ok "$s"
+expect_eq "the table is unchanged" "$(dmsetup table ms)" "$t0_table"
+
+# final: remove + create, same registers, every byte of the full pass reads back
+regs=$(registers ms)
+dmsetup remove ms
+expect "create again" dmsetup create ms --table "$table"
+expect_eq "registers survive remove + create" "$(registers ms)" "$regs"
+expect "final full verify_only" fio_fill --verify_only=1 --output=$W/fio3.json
+read -r e3 w3 v3 <<<"$(fio_bytes $W/fio3.json)"
+note "final verify_only read $((v3 >> 20)) MiB"
+expect_eq "verify_only read the whole device" "$v3" "$size"
+dmsetup remove ms
+finish
