@@ -36,9 +36,20 @@ rm -rf $W
 mkdir -p $W
 : > $W/run
 mark=$(dmesg_mark)
+# the bad messages log a line each: follow the log, the ring may wrap
+dmesg -w > $W/kmsg 2>&1 &
+kpid=$!
 
-# msg VERB...: one message to ms; its stderr in $W/err.<pid>
-msg() { dmsetup message ms 0 "$@" > $W/out.$BASHPID 2> $W/err.$BASHPID; }
+# msg VERB...: one message to ms; its reply in $W/out.$me, its stderr in
+# $W/err.$me (each loop sets me=$BASHPID first)
+me=main
+msg() { dmsetup message ms 0 "$@" > $W/out.$me 2> $W/err.$me; }
+
+# A fair reader/writer lock on fd 8 ($W/susp): the suspend loop takes it
+# exclusively, the loops whose move_gap/persist must never be refused
+# share it.  The gate (fd 7) keeps a waiting suspend from being starved.
+shared_susp() { flock 7; flock -s 8; flock -u 7; }
+excl_susp() { flock 7; flock 8; flock -u 7; }
 
 # status_ok LINE: every field there, in order, with a well-formed value
 keys="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors metadata domains start gap"
@@ -63,12 +74,12 @@ status_ok() {
 }
 
 # Each loop runs while $W/run exists and leaves "key value" lines in
-# $W/<loop>.cnt.  Locks: 8 = $W/susp (the suspend loop takes it
-# exclusively), 9 = $W/stats (the stats reset takes it exclusively; the
-# move loops share it, so no move is lost between a snapshot of gap_moves
-# and the reset).  Order: 8 before 9.
+# $W/<loop>.cnt.  Locks: 7 and 8 as above; 9 = $W/stats (the stats reset
+# takes it exclusively, the move loops share it, so no move is lost
+# between a snapshot of gap_moves and the reset).  Order: 7, 8, 9.
 
 loop_set() {
+	me=$BASHPID
 	local vals=(0 1 2 3 5 8 1 0 16 1 4 1 1000 1) i=0 v ok=0 bad=0 cfg=0
 	while [ -e $W/run ]; do
 		v=${vals[i % ${#vals[@]}]}
@@ -76,10 +87,10 @@ loop_set() {
 		if msg set gap_interval $v; then
 			ok=$((ok + 1))
 			# only this loop sets it: config must say so
-			msg config && grep -qw "gap_interval:$v" $W/out.$BASHPID || cfg=$((cfg + 1))
+			msg config && grep -qw "gap_interval:$v" $W/out.$me || cfg=$((cfg + 1))
 		else
 			bad=$((bad + 1))
-			echo "set gap_interval $v: $(cat $W/err.$BASHPID)" >> $W/failures
+			echo "set gap_interval $v: $(cat $W/err.$me)" >> $W/failures
 		fi
 		sleep 0.05
 	done
@@ -87,19 +98,20 @@ loop_set() {
 }
 
 loop_move() {
+	me=$BASHPID
 	local i=0 n ok=0 bad=0 req=0
-	exec 8>$W/susp 9>$W/stats
+	exec 7>$W/gate 8>$W/susp 9>$W/stats
 	while [ -e $W/run ]; do
 		n=$((1 + i % 7))
 		i=$((i + 1))
-		flock -s 8
+		shared_susp
 		flock -s 9
 		if msg move_gap $n; then
 			ok=$((ok + 1))
 			req=$((req + n))
 		else
 			bad=$((bad + 1))
-			echo "move_gap $n: $(cat $W/err.$BASHPID)" >> $W/failures
+			echo "move_gap $n: $(cat $W/err.$me)" >> $W/failures
 		fi
 		flock -u 9
 		flock -u 8
@@ -108,15 +120,16 @@ loop_move() {
 }
 
 loop_persist() {
+	me=$BASHPID
 	local ok=0 bad=0
-	exec 8>$W/susp
+	exec 7>$W/gate 8>$W/susp
 	while [ -e $W/run ]; do
-		flock -s 8
+		shared_susp
 		if msg persist; then
 			ok=$((ok + 1))
 		else
 			bad=$((bad + 1))
-			echo "persist: $(cat $W/err.$BASHPID)" >> $W/failures
+			echo "persist: $(cat $W/err.$me)" >> $W/failures
 		fi
 		flock -u 8
 		sleep 0.1
@@ -127,6 +140,7 @@ loop_persist() {
 # move_gap 1 and persist racing suspend on purpose: a refusal is accepted
 # only as EINVAL/EAGAIN; anything else counts as a failure.
 loop_race() {
+	me=$BASHPID
 	local i=0 ok=0 refused=0 bad=0 req=0 v
 	exec 9>$W/stats
 	while [ -e $W/run ]; do
@@ -136,11 +150,11 @@ loop_race() {
 		if msg $v; then
 			ok=$((ok + 1))
 			[ "$v" = persist ] || req=$((req + 1))
-		elif grep -qE 'Invalid argument|Resource temporarily unavailable' $W/err.$BASHPID; then
+		elif grep -qE 'Invalid argument|Resource temporarily unavailable' $W/err.$me; then
 			refused=$((refused + 1))
 		else
 			bad=$((bad + 1))
-			echo "race $v: $(cat $W/err.$BASHPID)" >> $W/failures
+			echo "race $v: $(cat $W/err.$me)" >> $W/failures
 		fi
 		flock -u 9
 		sleep 0.03
@@ -151,6 +165,7 @@ loop_race() {
 # config, registers, status, bad messages, and stats reset (with a
 # snapshot of the move counters just before it)
 loop_info() {
+	me=$BASHPID
 	local i=0 ok=0 bad=0 parse=0 badok=0 badtried=0 resets=0 m s
 	local snap_moves=0 snap_wraps=0 snap_errors=0
 	local bads=("bogus" "move_gap 0" "move_gap 1000001" "move_gap 1 2"
@@ -165,10 +180,10 @@ loop_info() {
 				ok=$((ok + 1))
 			else
 				bad=$((bad + 1))
-				echo "$m: $(cat $W/err.$BASHPID)" >> $W/failures
+				echo "$m: $(cat $W/err.$me)" >> $W/failures
 			fi
 		done
-		[[ $(cat $W/out.$BASHPID) =~ ^[0-9]+/[0-9]+(\ [0-9]+/[0-9]+){3}$ ]] || parse=$((parse + 1))
+		[[ $(cat $W/out.$me) =~ ^[0-9]+/[0-9]+(\ [0-9]+/[0-9]+){3}$ ]] || parse=$((parse + 1))
 		s=$(dmsetup status ms)
 		status_ok "$s" || { parse=$((parse + 1)); echo "status: $s" >> $W/failures; }
 		m=${bads[i % ${#bads[@]}]}
@@ -188,7 +203,7 @@ loop_info() {
 				snap_errors=$((snap_errors + $(tr ' ' '\n' <<<"$s" | sed -n 's/^move_errors://p')))
 			else
 				bad=$((bad + 1))
-				echo "stats reset: $(cat $W/err.$BASHPID)" >> $W/failures
+				echo "stats reset: $(cat $W/err.$me)" >> $W/failures
 			fi
 			flock -u 9
 		fi
@@ -197,12 +212,64 @@ loop_info() {
 		$ok $bad $parse $badtried $badok $resets $snap_moves $snap_wraps $snap_errors > $W/info.cnt
 }
 
+# The same through the ioctl itself (tests/vm/dmioctl.py, no fork): many
+# more config, registers, status and bad messages than dmsetup can send.
+loop_py() {
+	python3 - "$PCM_ROOT/tests/vm" $W $len $doms <<'PY'
+import os, re, sys, time
+sys.path.insert(0, sys.argv[1])
+from dmioctl import DM
+w, length, doms = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+keys = ('reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes '
+        'write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors').split()
+lst = r'\d+(,\d+){%d}' % (doms - 1)
+status_re = re.compile(' '.join(k + r':\d+' for k in keys) +
+                       r' metadata:ok domains:%d start:%s gap:%s$' % (doms, lst, lst))
+regs_re = re.compile(r'\d+/\d+( \d+/\d+){%d}$' % (doms - 1))
+bad = [b'bogus', b'move_gap 0', b'move_gap x', b'set gap_interval 1e3', b'set randomize 1',
+       b'stats reset 1', b'registers 1', b'config 1', b'persist 1', b'STATS', b'x' * 4000]
+dm = DM()
+n = ok = fail = parse = tried = accepted = 0
+while os.path.exists(w + '/run'):
+    n += 1
+    for words in (b'config', b'registers'):
+        err, _, out = dm.message('ms', words.split())
+        if err:
+            fail += 1
+            continue
+        ok += 1
+        out = out.split(b'\0', 1)[0].decode()
+        if words == b'registers' and not regs_re.match(out):
+            parse += 1
+        if words == b'config' and not out.startswith('preset:none row_size:4096 gap_interval:'):
+            parse += 1
+    st = dm.status('ms')
+    if st is None or not status_re.match(st.decode()):
+        parse += 1
+        with open(w + '/failures', 'a') as f:
+            print('py status:', st, file=f)
+    if n % 8:
+        time.sleep(0.005)
+        continue
+    tried += 1
+    err, _, _ = dm.message('ms', bad[n % len(bad)].split())
+    if err != 22:
+        accepted += 1
+        with open(w + '/failures', 'a') as f:
+            print('py bad message', bad[n % len(bad)][:40], 'gave', err, file=f)
+    time.sleep(0.005)
+with open(w + '/py.cnt', 'w') as f:
+    print(f'py_ok {ok}\npy_fail {fail}\npy_parse {parse}\npy_bad_tried {tried}\npy_bad_accepted {accepted}', file=f)
+PY
+}
+
 # suspend/resume, a same-table reload every 5th cycle
 loop_susp() {
+	me=$BASHPID
 	local cycles=0 reloads=0 bad=0
-	exec 8>$W/susp
+	exec 7>$W/gate 8>$W/susp
 	while [ -e $W/run ]; do
-		flock -x 8
+		excl_susp
 		if [ $((cycles % 5)) = 4 ]; then
 			if dmsetup reload ms --table "$table" 2>> $W/failures; then
 				reloads=$((reloads + 1))
@@ -228,7 +295,7 @@ fio --name=storm --filename=/dev/mapper/ms --rw=randwrite --bs=4k --direct=1 \
 fpid=$!
 t0=$(date +%s)
 pids=()
-for l in loop_set loop_move loop_persist loop_race loop_info loop_susp; do
+for l in loop_set loop_move loop_persist loop_race loop_info loop_py loop_susp; do
 	$l &
 	pids+=($!)
 done
@@ -237,7 +304,7 @@ rc1=$?
 # phase 2, the storm still going: one pass that writes every block once
 # (the final verify_only replays it), verified as it goes and at the end
 fio_fill() {
-	fio --name=fill --filename=/dev/mapper/ms --rw=randwrite --bs=4k --direct=1 \
+	fio --name=fill --filename=/dev/mapper/ms --rw=randwrite --bs=16k --direct=1 \
 		--ioengine=libaio --iodepth=16 --size=$size --verify=crc32c \
 		--randseed=2 --verify_state_save=0 --output-format=json "$@"
 }
@@ -255,7 +322,10 @@ final_errors=$(status_field ms move_errors)
 moves=$(( $(cnt snap_moves) + final_moves ))
 wraps=$(( $(cnt snap_wraps) + final_wraps ))
 asked=$(( ($(cnt move_req) + $(cnt race_req)) * doms ))
-refused_log=$(dmesg_since "$mark" | grep -cE 'pcm: (move_gap|persist): device is suspend')
+kill $kpid
+wait $kpid 2>/dev/null
+refused_log=$(sed -n "/$mark/,\$p" $W/kmsg | grep -cE 'pcm: (move_gap|persist): device is suspend')
+bad_log=$(grep -E 'WARNING:|BUG:|Oops|possible circular locking|KASAN|UBSAN|hung task|general protection|Call Trace' $W/kmsg | head -3)
 
 fio_bytes() {
 	python3 -c '
@@ -269,6 +339,7 @@ read -r e2 w2 v2 <<<"$(fio_bytes $W/fio2.json)"
 note "storm ran ${elapsed}s: fio wrote $(( (w1 + w2) >> 20 )) MiB, verified $(( (v1 + v2) >> 20 )) MiB"
 note "set gap_interval ok $(cnt set_ok); move_gap ok $(cnt move_ok) (+$(cnt race_req) racing), persist ok $(cnt persist_ok)"
 note "config/registers/stats reset ok $(cnt info_ok) ($(cnt resets) resets); bad messages $(cnt bad_tried)"
+note "ioctl storm: config/registers ok $(cnt py_ok), bad messages $(cnt py_bad_tried)"
 note "racing suspend: ok $(cnt race_ok), refused $(cnt race_refused) (kernel log: $refused_log)"
 note "suspend/resume cycles $(cnt cycles), same-table reloads $(cnt reloads)"
 note "gap moves $moves (asked $asked), start wraps $wraps, registers $(registers ms)"
@@ -286,6 +357,9 @@ expect_eq "every persist outside suspend succeeded" "$(cnt persist_fail)" 0
 expect_eq "config, registers, stats reset all succeeded" "$(cnt info_fail)" 0
 expect_eq "status and registers always parsed" "$(cnt parse_fail)" 0
 expect_eq "every bad message failed" "$(cnt bad_accepted)" 0
+expect_eq "ioctl storm: every config/registers succeeded" "$(cnt py_fail)" 0
+expect_eq "ioctl storm: replies and status always parsed" "$(cnt py_parse)" 0
+expect_eq "ioctl storm: every bad message failed with EINVAL" "$(cnt py_bad_accepted)" 0
 expect_eq "racing move_gap/persist failed only as refused-while-suspended" "$(cnt race_fail)" 0
 expect "every refusal logged as suspended/suspending" test "$refused_log" -ge "$(cnt race_refused)"
 expect_eq "every suspend, resume and reload succeeded" "$(cnt susp_fail)" 0
@@ -293,6 +367,7 @@ expect "at least 10 suspend/resume cycles" test "$(cnt cycles)" -ge 10
 expect "gap_moves ($moves) >= moves asked ($asked)" test "$moves" -ge "$asked"
 expect_eq "no move errors" "$(( $(cnt snap_errors) + final_errors ))" 0
 expect "final status parses" status_ok "$s"
+expect_eq "kernel log during the storm: no warning, oops, lockdep, hung task" "$bad_log" ""
 expect_eq "the table is unchanged" "$(dmsetup table ms)" "$t0_table"
 
 # final: remove + create, same registers, every byte of the full pass reads back
