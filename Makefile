@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # dm-pcm top-level Makefile.  Everything a newcomer needs is one of:
-#   make demo      make check      make bench      make lint
+#   make demo      make check      make bench      make lint      make soak
 # Each target installs what it is missing (tools/install-deps) first.
+# make soak runs a mixed workload (fio verify, ext4, message storms,
+# suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
+# prints PASS or FAIL; results in build/soak/summary.json.
 #
 # Variables:
 #   KVER    kernel release to build for (default: running kernel if its
@@ -11,6 +14,7 @@
 #   NATIVE  1 = run tests/demo/bench on this host instead of a VM (root,
 #           a kernel that can load modules)
 #   KERNELS kernels the VM suite runs on (default: 6.1 6.12)
+#   SOAK_MINUTES  length of make soak (default 10)
 
 SHELL := /bin/bash
 TOP := $(abspath .)
@@ -25,12 +29,12 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all tools deps unit lint check demo bench clean help
+.PHONY: all module modules-all tools deps unit lint check demo bench soak clean help
 
 all: module
 
 help:
-	@sed -n '2,14p' Makefile
+	@sed -n '2,18p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -66,6 +70,9 @@ demo:
 
 bench:
 	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(or $(BENCH_ARGS),passthrough)
+
+soak:
+	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10)
 
 clean:
 	rm -rf build
