@@ -21,7 +21,6 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
-command -v flock >/dev/null || skip_all "flock not installed"
 brd_load 32 || skip_all "brd not available"
 
 secs=${PCM_STORM_SECS:-60}
