@@ -268,6 +268,7 @@ loop_ctl() {
 		sleep 0.1
 		dmsetup resume ms 2>> $W/failures || bad=$((bad + 1))
 		cycles=$((cycles + 1))
+		echo $cycles > $W/cycles
 	done
 	printf 'ctl_fail %s\nmove_ok %s\nmove_asked %s\nmove_grown %s\nmove_short %s\npersist_ok %s\nresets %s\ncycles %s\nreloads %s\nsnap_moves %s\nsnap_wraps %s\nsnap_errors %s\n' \
 		$bad $moves_ok $asked $grown $short $pers $resets $cycles $reloads $sm $sw $se > $W/ctl.cnt
@@ -296,6 +297,12 @@ fio_fill() {
 }
 fio_fill --verify_backlog=256 --verify_fatal=1 --output=$W/fio2.json 2> $W/fio2.err
 rc2=$?
+# the storm ends when fio is done and the control loop has made 10 rounds
+# (a loaded host runs processes slowly), but not after 5 more minutes
+for _ in $(seq 300); do
+	[ "$(cat $W/cycles 2>/dev/null || echo 0)" -ge 10 ] && break
+	sleep 1
+done
 rm -f $W/run
 wait "${pids[@]}"
 elapsed=$(( $(date +%s) - t0 ))
