@@ -4,11 +4,13 @@
 # (verify_backlog, verify_fatal) on a device with gap_interval:1 and four
 # randomized domains, concurrent loops send "set gap_interval N" (N varying,
 # 0 included), "move_gap N", "stats reset", "config", "registers",
-# "persist", status reads and bad messages, and another loop suspends and
-# resumes the device and reloads its table.  Then: fio saw no error and no
-# verify failure, every valid message succeeded, every bad one failed,
-# gap_moves covers every move asked for, status always parsed, and after
-# remove + create the registers are the same and every byte verifies.
+# "persist", status reads and bad messages (through dmsetup and straight
+# through the ioctl), and a control loop suspends and resumes the device
+# and reloads its table.  Then: fio saw no error and no verify failure,
+# every valid message succeeded, every bad one failed, gap_moves grew by
+# at least N per domain around every move_gap N, status always parsed, the
+# table line never changed, and after remove + create the registers are
+# the same and a last full pass of fio reads back whole (verify_only).
 #
 # move_gap and persist are refused while the device is suspended: the
 # control loop, which must never see them fail, is also the one that
