@@ -215,9 +215,9 @@ PY
 # The control loop, the only one that suspends, reloads and resets the
 # counters: move_gap N and persist (never refused: nothing suspends while
 # this loop sends them), gap_moves read around each move_gap (it must
-# have grown by N per domain at least), stats reset every 3rd round (the
-# move counters read just before are added up), a same-table reload every
-# 5th, and a suspend/resume every round.
+# have grown by N per domain at least), stats reset every 3rd round and a
+# same-table reload every 5th (both start the counters from zero: the
+# values read just before are added up), a suspend/resume every round.
 loop_ctl() {
 	me=$BASHPID
 	local i=0 n g1 g2 s bad=0 short=0 moves_ok=0 asked=0 grown=0 pers=0 resets=0
@@ -259,16 +259,25 @@ loop_ctl() {
 				echo "stats reset: $(< $W/err.$me)" >> $W/failures
 			fi
 		fi
+		s=
 		if [ $((i % 5)) = 0 ]; then
+			# the new table counts from zero: add up the old one's
+			s=$(dmsetup status ms)
 			if dmsetup reload ms --table "$table" 2>> $W/failures; then
 				reloads=$((reloads + 1))
 			else
 				bad=$((bad + 1))
+				s=
 			fi
 		fi
 		dmsetup suspend ms 2>> $W/failures || bad=$((bad + 1))
 		sleep 0.1
 		dmsetup resume ms 2>> $W/failures || bad=$((bad + 1))
+		if [ -n "$s" ]; then
+			field gap_moves "$s"; sm=$((sm + REPLY))
+			field start_wraps "$s"; sw=$((sw + REPLY))
+			field move_errors "$s"; se=$((se + REPLY))
+		fi
 		cycles=$((cycles + 1))
 		echo $cycles > $W/cycles
 	done
