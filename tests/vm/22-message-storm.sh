@@ -38,6 +38,7 @@ W=/tmp/storm
 rm -rf $W
 mkdir -p $W
 : > $W/run
+echo 0 > $W/reloads
 mark=$(dmesg_mark)
 # the bad messages log a line each: follow the log, the ring may wrap
 dmesg -w > $W/kmsg 2>&1 &
@@ -87,23 +88,44 @@ msg set gap_interval 1
 # Each loop runs while $W/run exists and leaves "key value" lines in
 # $W/<loop>.cnt.
 
+# reload_seen: REPLY = how many reloads the control loop has finished,
+# or "busy" while one is under way (no fork)
+reload_seen() {
+	REPLY=busy
+	[ -e $W/reloading ] || read -r REPLY < $W/reloads
+}
+
 loop_set() {
 	me=$BASHPID
-	local vals=(0 1 2 3 5 8 1 0 16 1 4 1 1000 1) i=0 v ok=0 bad=0 cfg=0
+	local vals=(0 1 2 3 5 8 1 0 16 1 4 1 1000 1) i=0 v ok=0 bad=0 cfg=0 lost=0 r1 c
 	while [ -e $W/run ]; do
 		v=${vals[i % ${#vals[@]}]}
 		i=$((i + 1))
+		reload_seen
+		r1=$REPLY
 		if msg set gap_interval $v; then
 			ok=$((ok + 1))
-			# only this loop sets it: config must say so
-			msg config && [[ " $(< $W/out.$me) " == *" gap_interval:$v "* ]] || cfg=$((cfg + 1))
+			# only this loop sets it: config must say so, unless a
+			# reload came in between (the new table has the table
+			# line's gap_interval:1; a "set" is lost with its table)
+			msg config
+			c=" $(< $W/out.$me) "
+			reload_seen
+			if [[ $c == *" gap_interval:$v "* ]]; then
+				:
+			elif [[ $r1 != "$REPLY" || $r1 = busy ]] && [[ $c == *" gap_interval:1 "* ]]; then
+				lost=$((lost + 1))
+			else
+				cfg=$((cfg + 1))
+				echo "set gap_interval $v, then config: $c" >> $W/failures
+			fi
 		else
 			bad=$((bad + 1))
 			echo "set gap_interval $v: $(< $W/err.$me)" >> $W/failures
 		fi
 		sleep 0.2
 	done
-	printf 'set_ok %s\nset_fail %s\nconfig_mismatch %s\n' $ok $bad $cfg > $W/set.cnt
+	printf 'set_ok %s\nset_fail %s\nconfig_mismatch %s\nset_lost %s\n' $ok $bad $cfg $lost > $W/set.cnt
 }
 
 # move_gap 1 and persist racing suspend on purpose: a refusal is accepted
@@ -263,6 +285,7 @@ loop_ctl() {
 		if [ $((i % 5)) = 0 ]; then
 			# the new table counts from zero: add up the old one's
 			s=$(dmsetup status ms)
+			: > $W/reloading
 			if dmsetup reload ms --table "$table" 2>> $W/failures; then
 				reloads=$((reloads + 1))
 			else
@@ -273,6 +296,10 @@ loop_ctl() {
 		dmsetup suspend ms 2>> $W/failures || bad=$((bad + 1))
 		sleep 0.1
 		dmsetup resume ms 2>> $W/failures || bad=$((bad + 1))
+		if [ -e $W/reloading ]; then
+			echo $reloads > $W/reloads
+			rm -f $W/reloading
+		fi
 		if [ -n "$s" ]; then
 			field gap_moves "$s"; sm=$((sm + REPLY))
 			field start_wraps "$s"; sw=$((sw + REPLY))
@@ -343,7 +370,7 @@ read -r e2 w2 v2 <<<"$(fio_bytes $W/fio2.json)"
 note "storm ran ${elapsed}s: fio wrote $(( (w1 + w2) >> 20 )) MiB, verified $(( (v1 + v2) >> 20 )) MiB"
 note "control loop: move_gap ok $(cnt move_ok) ($(cnt move_asked) moves asked, gap_moves grew $(cnt move_grown) meanwhile), persist ok $(cnt persist_ok), stats reset $(cnt resets)"
 note "control loop: suspend/resume cycles $(cnt cycles), same-table reloads $(cnt reloads)"
-note "set gap_interval ok $(cnt set_ok); config/registers ok $(cnt info_ok); bad messages $(cnt bad_tried)"
+note "set gap_interval ok $(cnt set_ok) ($(cnt set_lost) undone by a reload in between); config/registers ok $(cnt info_ok); bad messages $(cnt bad_tried)"
 note "ioctl storm: config/registers ok $(cnt py_ok), bad messages $(cnt py_bad_tried)"
 note "racing suspend: ok $(cnt race_ok), refused $(cnt race_refused) (kernel log: $refused_log)"
 note "gap moves $moves, start wraps $wraps, registers $(registers ms)"
