@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # dm-pcm top-level Makefile.  Everything a newcomer needs is one of:
-#   make demo      make check      make bench      make lint
+#   make demo      make check      make bench      make lint      make soak
 # Each target installs what it is missing (tools/install-deps) first.
-#   make check-debug   the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
-#                      kernel (tools/debug-kernel builds it once, ~30 min)
+# make check-debug runs the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
+# kernel (tools/debug-kernel builds it once, ~30 min on 2 idle cores).
+# make soak runs a mixed workload (fio verify, ext4, message storms,
+# suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
+# prints PASS or FAIL; results in build/soak/summary.json.
 #
 # Variables:
 #   KVER    kernel release to build for (default: running kernel if its
@@ -15,6 +18,7 @@
 #   KERNELS kernels the VM suite runs on (default: 6.1 6.12)
 #   DEBUG_TESTS  check-debug: VM tests whose names contain one of these words
 #           (default: all)
+#   SOAK_MINUTES  length of make soak (default 10)
 
 SHELL := /bin/bash
 TOP := $(abspath .)
@@ -30,12 +34,12 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all tools deps unit lint check check-debug demo bench clean help
+.PHONY: all module modules-all tools deps unit lint check check-debug demo bench soak clean help
 
 all: module
 
 help:
-	@sed -n '2,20p' Makefile
+	@sed -n '2,21p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -76,6 +80,9 @@ demo:
 
 bench:
 	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(or $(BENCH_ARGS),passthrough)
+
+soak:
+	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10)
 
 clean:
 	rm -rf build

@@ -47,7 +47,7 @@ static bool programs_cells(struct bio *bio)
 /* Count a row write; true when it makes a gap move due.  Under dom->lock. */
 static bool owe_move(struct pcm_c *pc, struct pcm_domain *dom)
 {
-	u64 interval = READ_ONCE(pc->cfg.val[PCM_GAP_INTERVAL]);
+	u64 interval = READ_ONCE(pc->live.val[PCM_GAP_INTERVAL]);
 
 	if (!interval || pc->read_only || ++dom->writes < interval)
 		return false;

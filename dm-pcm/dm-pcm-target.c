@@ -371,6 +371,7 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = pcm_parse_args(ti, pc, argc, argv);
 	if (r)
 		goto bad;
+	pc->live = pc->cfg;
 	r = pcm_check_geometry(ti, pc);
 	if (r)
 		goto bad;
@@ -535,14 +536,15 @@ static int pcm_msg_config(struct pcm_c *pc, unsigned int argc,
 		return -EINVAL;
 	}
 	/* skip the leading blank of the first word */
-	pcm_config_emit(&pc->cfg, PCM_EMIT_ALL, result, maxlen);
+	pcm_config_emit(&pc->live, PCM_EMIT_ALL, result, maxlen);
 	memmove(result, result + 1, strlen(result));
 	return 1;
 }
 
 /*
  * "set <key> <value>": only parameters marked runtime-tunable change on a
- * live device; the table line keeps what was loaded (reload to persist).
+ * live device, in pc->live; the table line (pc->cfg) keeps what was
+ * loaded, so a saved "dmsetup table" never carries a runtime change.
  */
 static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 {
@@ -566,7 +568,7 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 		DMERR("set: %s", err.detail);
 		return r;
 	}
-	WRITE_ONCE(pc->cfg.val[id], val);
+	WRITE_ONCE(pc->live.val[id], val);
 	return 0;
 }
 

@@ -86,7 +86,8 @@ struct pcm_c {
 	struct dm_dev *dev;
 	struct dm_dev *meta_dev;	/* NULL: metadata at the end of @dev */
 	sector_t start;			/* first backing sector used */
-	struct pcm_config cfg;
+	struct pcm_config cfg;		/* as the table line gave it */
+	struct pcm_config live;		/* effective: cfg, changed by "set" */
 	unsigned int row_shift;		/* log2 of row size in sectors */
 	u64 logical_rows;
 	u32 nr_domains;
