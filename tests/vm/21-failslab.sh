@@ -321,15 +321,34 @@ else
 	fail "allocation loop died (exit $rc)"
 fi
 
-# leaks: kmemleak reports objects unreferenced for 5 s; scan twice
+# leaks: kmemleak reports objects unreferenced for 5 s; scan twice.
+# One leak is the kernel's own and known: when sysfs_slab_add() fails
+# (an injected failure in kobject_add or sysfs_create_group while a
+# bioset or dm-bufio creates a slab cache), 6.12's mm/slub.c returns
+# without kobject_put(), so the kobject's name stays allocated.  Those
+# are counted and cleared; any other leak fails here if dm-pcm is on its
+# stack, and is left for tests/vm/run to fail on otherwise.
 if [ -w $KL ] && timeout 120 sh -c "echo scan > $KL" 2>/dev/null; then
 	sleep 6
 	timeout 120 sh -c "echo scan > $KL"
-	leaks=$(grep -c 'unreferenced object' $KL)
-	ours=$(awk '/unreferenced object/ { n++ } /pcm_|dm_pcm/ { if (n != seen) { seen = n; c++ } } END { print c + 0 }' $KL)
-	note "kmemleak: $leaks suspected leaks in all, $ours with dm-pcm on the stack"
+	# a record: "unreferenced object ..." and its backtrace lines
+	read -r leaks known ours < <(awk '
+		function done() {
+			if (!n) return
+			if (slab && kname) known++
+			else if (pcm) ours++
+		}
+		/unreferenced object/ { done(); n++; slab = kname = pcm = 0 }
+		/sysfs_slab_add/ { slab = 1 }
+		/kobject_set_name_vargs/ { kname = 1 }
+		/pcm_|dm_pcm/ { pcm = 1 }
+		END { done(); print n + 0, known + 0, ours + 0 }' $KL)
+	note "kmemleak: $leaks suspected leaks: $known the kernel's slab-name leak, $ours other with dm-pcm on the stack"
 	[ "$ours" -eq 0 ] || grep -B2 -A20 -m1 'pcm_' $KL | sed 's/^/# /'
 	expect_eq "kmemleak: nothing allocated by dm-pcm leaked" "$ours" 0
+	if [ "$leaks" -eq "$known" ]; then
+		echo clear > $KL
+	fi
 else
 	note "no kmemleak in this kernel: leaks checked by refcount and rmmod only"
 fi
