@@ -28,7 +28,6 @@ TOOLS = os.path.join(REPO, "tools")
 BUILD = os.path.join(REPO, "build")
 VENV_BIN = os.path.join(REPO, ".venv", "bin")
 KVM_CACHE = os.path.join(BUILD, ".kvm-ok")
-NVME_IMG = os.path.join(BUILD, "nvme.img")
 GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 EXIT_TIMEOUT = 124  # like timeout(1)
@@ -366,17 +365,13 @@ def _write_guest_script(path, env, cwd, cmd, status_file, started_file):
         f.write("\n".join(lines) + "\n")
 
 
-def _make_nvme(size_mb):
-    os.makedirs(BUILD, exist_ok=True)
-    # a fresh (all-zero, sparse) image every boot; unlink first so that a
-    # VM still running with the old one keeps its own inode
-    try:
-        os.unlink(NVME_IMG)
-    except FileNotFoundError:
-        pass
-    with open(NVME_IMG, "wb") as f:
+def _make_nvme(path, size_mb):
+    # a fresh (all-zero, sparse) image every boot, in the run's own
+    # directory: VMs side by side (tools/check) each have theirs
+    with open(path, "wb") as f:
+        f.truncate(0)
         f.truncate(size_mb * 1024 * 1024)
-    return NVME_IMG
+    return path
 
 
 def _tail(path, n=40):
@@ -423,7 +418,7 @@ def run_vm(args, cmd):
     nvme_dev = ""
     qemu_opts = ["-nodefaults"]  # no CD-ROM (ahci, sr_mod...) to probe
     if args.nvme:
-        image = _make_nvme(args.nvme)
+        image = _make_nvme(os.path.join(rundir, "nvme.img"), args.nvme)
         qemu_opts += [
             "-drive", f"file={image},if=none,id=nvm,format=raw",
             "-device", "nvme,serial=pcmtest,drive=nvm",
@@ -483,7 +478,7 @@ def run_vm(args, cmd):
             if os.path.exists(path):
                 os.unlink(path)
         if args.nvme:
-            _make_nvme(args.nvme)
+            _make_nvme(image, args.nvme)
         start = time.monotonic()
         _, (vng_rc, timed_out) = _run_child(argv, args.timeout, env=vng_env(), cwd=REPO)
         took = time.monotonic() - start
@@ -600,7 +595,7 @@ def _parser():
     p.add_argument("--icount", action="store_true",
                    help="benchmark mode: TCG, 1 vCPU, -icount shift=0,sleep=off")
     p.add_argument("--nvme", type=int, default=0, metavar="SIZE_MB",
-                   help="attach a fresh sparse build/nvme.img as /dev/nvme0n1")
+                   help="attach a fresh sparse image (in build/vm/run-*/) as /dev/nvme0n1")
     p.add_argument("--rwdir", default=os.path.join(BUILD, "results"),
                    help="results directory writable by the guest (default build/results)")
     p.add_argument("--kvm", choices=("auto", "on", "off"),
