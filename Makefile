@@ -5,8 +5,8 @@
 # Each target installs what it is missing (tools/install-deps) first.
 # make check-debug runs the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
 # kernel (tools/debug-kernel builds it once, ~30 min on 2 idle cores);
-# make check runs a named subset of it (tools/check DEBUG_SUBSET) if that
-# kernel is built, DEBUG=1 builds it first, DEBUG=0 leaves it out.
+# make check DEBUG=1 adds a named subset of it (tools/check DEBUG_SUBSET),
+# building that kernel first if need be.
 # make soak runs a mixed workload (fio verify, ext4, message storms,
 # suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
 # prints PASS or FAIL; results in build/soak/summary.json.
@@ -18,8 +18,7 @@
 #   NATIVE  1 = run tests/demo/bench on this host instead of a VM (root,
 #           a kernel that can load modules)
 #   KERNELS kernels the VM suite runs on (default: 6.1 6.12)
-#   DEBUG   make check and DEBUG_SUBSET on the debug kernel: 1 = build that
-#           kernel if need be, 0 = leave it out (default: run it if built)
+#   DEBUG   1 = make check also runs DEBUG_SUBSET on the debug kernel
 #   DEBUG_TESTS  check-debug: VM tests whose names contain one of these words
 #           (default: all of them)
 #   SOAK_MINUTES  length of make soak (default 10)
@@ -43,7 +42,7 @@ MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 all: module
 
 help:
-	@sed -n '2,25p' Makefile
+	@sed -n '2,24p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -75,8 +74,7 @@ lint:
 comma := ,
 check:
 	tools/check $(if $(filter 1,$(NATIVE)),--native) --kernels "$(KERNELS)" \
-		$(if $(filter 1,$(DEBUG)),--build-debug) \
-		$(if $(filter 0,$(DEBUG)),--only unit$(comma)lint$(comma)vm)
+		$(if $(filter 1,$(DEBUG)),--build-debug --only unit$(comma)lint$(comma)vm$(comma)debug)
 
 # The debug kernel's release is the last line tools/debug-kernel prints.
 check-debug:
