@@ -21,6 +21,8 @@
 #   DEBUG   1 = make check also runs DEBUG_SUBSET on the debug kernel
 #   DEBUG_TESTS  check-debug: VM tests whose names contain one of these words
 #           (default: all of them)
+#   RESUME  1 = check-debug skips the tests that already passed on the debug
+#           kernel with the code as it is now (a ledger in /var/cache/dm-pcm)
 #   SOAK_MINUTES  length of make soak (default 10)
 
 SHELL := /bin/bash
@@ -42,7 +44,7 @@ MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 all: module
 
 help:
-	@sed -n '2,24p' Makefile
+	@sed -n '2,26p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -78,7 +80,8 @@ check:
 
 # The debug kernel's release is the last line tools/debug-kernel prints.
 check-debug:
-	tools/check --only debug --build-debug --debug-tests "$(or $(DEBUG_TESTS),all)"
+	tools/check --only debug --build-debug --debug-tests "$(or $(DEBUG_TESTS),all)" \
+		$(if $(filter 1,$(RESUME)),--debug-resume)
 
 demo:
 	tools/demo $(if $(filter 1,$(NATIVE)),--native)

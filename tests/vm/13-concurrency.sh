@@ -25,14 +25,18 @@ expect "libaio depth 128, numjobs=$cpus, verify" \
 	--verify=crc32c --do_verify=1 --verify_fatal=1
 
 # remove while fio holds the device open: EBUSY at once, no hang
+dmsetup message c1 0 stats reset
 fio --name=busy --filename=/dev/mapper/c1 --rw=randread --bs=4k --direct=1 \
-	--ioengine=libaio --iodepth=16 --time_based --runtime=8 >/dev/null 2>&1 &
+	--ioengine=libaio --iodepth=16 --time_based --runtime=20 >/dev/null 2>&1 &
 fpid=$!
-# wait until fio holds it open (fio starts slowly under TCG)
-for _ in $(seq 1 100); do
-	[ "$(dmsetup info -c --noheadings -o open c1)" -gt 0 ] && break
+# wait until fio is reading: it opens the device once to size it and
+# closes it again before the job opens it for good, so "open" alone
+# can be seen in that gap (fio starts slowly under TCG)
+for _ in $(seq 1 600); do
+	[ "$(status_field c1 reads)" -gt 0 ] && break
 	sleep 0.1
 done
+expect "fio is reading c1" test "$(status_field c1 reads)" -gt 0
 expect_fail "remove under I/O is refused" timeout 10 dmsetup remove c1
 expect "fio finishes after the refused remove" wait $fpid
 expect "the device works after it" dd if=/dev/zero of=/dev/mapper/c1 bs=4k count=4 oflag=direct status=none
@@ -41,7 +45,7 @@ expect "the device works after it" dd if=/dev/zero of=/dev/mapper/c1 bs=4k count
 # storms, under a writer that verifies as it goes (verify_backlog)
 table=$(dmsetup table c2)
 fio --name=churn --filename=/dev/mapper/c2 --rw=randwrite --bs=4k --direct=1 \
-	--ioengine=libaio --iodepth=8 --size=32m --time_based --runtime=900 \
+	--ioengine=libaio --iodepth=8 --size=32m --time_based --runtime=3600 \
 	--verify=crc32c --verify_backlog=256 --verify_fatal=1 --verify_state_save=0 \
 	>/tmp/churn.out 2>&1 &
 fpid=$!

@@ -9,22 +9,11 @@
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 16 || skip_all "brd not available"
-pcmctl="$PCM_ROOT/tools/pcmctl"
+here=$(dirname "$0")
 
 # oracle NAME SAMPLES: random sectors of NAME, read through dm-pcm and at
 # the backing sector the registers predict, must agree.
-oracle() {
-	local name=$1 n=$2 len bad=0 s dev bs
-	len=$(sectors /dev/mapper/$name)
-	local secs
-	secs=$(python3 -c "import random; r = random.Random($len); print(' '.join(str(r.randrange($len)) for _ in range($n)))")
-	while read -r s dev bs; do
-		cmp -s <(dd if=/dev/mapper/$name bs=512 skip=$s count=1 iflag=direct status=none) \
-		       <(dd if=$dev bs=512 skip=$bs count=1 iflag=direct status=none) || bad=$((bad + 1))
-	done < <("$pcmctl" map "$name" $secs | awk '{print $1, $2, $3}')
-	[ "$bad" -eq 0 ] || note "$bad of $n sectors not where the registers say"
-	[ "$bad" -eq 0 ]
-}
+oracle() { python3 "$here/oracle.py" "$@"; }
 
 # rotate NAME WORDS: write with gap_interval:1 until start wrapped twice
 rotate() {

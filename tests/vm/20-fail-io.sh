@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # I/O faults from fail_make_request (debug kernels: CONFIG_FAIL_MAKE_REQUEST)
 # on the ramdisks under dm-pcm.  With "space" and "times=1" exactly the
-# k-th bio that a ramdisk receives fails, so each step of a plain write, a
+# k-th bio that a ramdisk receives fails (from the message's own task
+# where the message does the I/O itself), so each step of a plain write, a
 # gap move (row read, row write, both superblock copies) and a superblock
 # write is failed in turn, with the metadata on the data device and on a
 # separate meta_device.  Each time: the error reaches the caller (dd,
@@ -101,15 +102,26 @@ afterwards() {
 	expect "$what: a move works" bash -c "timeout $T dmsetup message $name 0 move_gap 1"
 }
 
+# in_task CMD...: CMD with only the bios it submits itself eligible to fail
+# (task-filter): move_gap and persist do their I/O in the caller's task,
+# so no other bio to the disk, whoever sends it, can take the fault
+in_task() {
+	echo Y > $F/task-filter
+	bash -c 'echo 1 > /proc/self/make-it-fail && exec "$@"' in_task "$@"
+	local rc=$?
+	echo N > $F/task-filter
+	return $rc
+}
+
 # trial NAME TABLE DISK K WANT_RC WANT_MOVE_ERRORS WANT_META CMD...: the
-# K-th bio (from 0) DISK receives during CMD fails
+# K-th bio (from 0) that CMD sends to DISK fails
 trial() {
 	local name=$1 table=$2 disk=$3 k=$4 rc=$5 me=$6 meta=$7 what
 	shift 7
 	what="$name: ${!#} (bio $k on $disk fails)"
 	settle "$name" || { fail "$what: settle"; return; }
 	arm "$disk" $((k * BS + 1)) 1
-	timeout $T "$@" >/dev/null 2>&1
+	in_task timeout $T "$@" >/dev/null 2>&1
 	local got=$?
 	disarm
 	expect_eq "$what: one fault injected" "$last" 1
@@ -213,7 +225,8 @@ trial fm "$table" ram1 1 fails 1 failed dmsetup message fm 0 move_gap
 # bio), then each copy
 settle fm
 arm ram0 0 1
-expect_fail "fm: persist with the data flush failing" msg fm persist
+expect_fail "fm: persist with the data flush failing" \
+	in_task timeout $T dmsetup message fm 0 persist 2>/dev/null
 disarm
 expect_eq "fm: persist (flush fails): one fault injected" "$last" 1
 expect_eq "fm: persist (flush fails): metadata failed" "$(sf fm metadata)" failed
