@@ -21,7 +21,8 @@ SECTOR = 512
 def read_sector(path, sector, buf):
     fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
     try:
-        if os.preadv(fd, [buf], sector * SECTOR) != SECTOR:
+        # exactly one sector: preadv fills as much of the buffer as it can
+        if os.preadv(fd, [memoryview(buf)[:SECTOR]], sector * SECTOR) != SECTOR:
             raise OSError(f'{path}: short read at sector {sector}')
     finally:
         os.close(fd)
