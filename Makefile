@@ -3,10 +3,14 @@
 # dm-pcm top-level Makefile.  Everything a newcomer needs is one of:
 #   make demo      make check      make bench      make lint      make soak
 # Each target installs what it is missing (tools/install-deps) first.
-# make check-debug runs the VM suite on a KASAN/lockdep/kmemleak/UBSAN 6.12
-# kernel (tools/debug-kernel builds it once, ~40 min on 2 cores);
-# make check runs a named subset of it (tools/check DEBUG_SUBSET) after the
-# stock kernels' suites, building that kernel beside them if need be.
+# make check runs the unit tests, lint, every VM test on 6.12, the
+# compatibility tier (tests/vm/tiers) on 6.1, heavy loops at PCM_SCALE=25,
+# and a named subset (tools/check DEBUG_SUBSET) on a KASAN/lockdep/
+# kmemleak/UBSAN 6.12 kernel that tools/debug-kernel builds once (~40 min
+# on 2 cores, beside the other stages); budget: 35 min with warm caches,
+# 70 on a fresh machine (README, "Test budget").
+# make check-full runs every VM test on both kernels at full size;
+# make check-debug the whole VM suite on the debug kernel.
 # make soak runs a mixed workload (fio verify, ext4, message storms,
 # suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
 # prints PASS or FAIL; results in build/soak/summary.json.
@@ -24,6 +28,10 @@
 #   RESUME  1 = check-debug skips the tests that already passed on the debug
 #           kernel with the code as it is now (a ledger in /var/cache/dm-pcm)
 #   SOAK_MINUTES  length of make soak (default 10)
+#   DEMO_ARGS, BENCH_ARGS, SOAK_ARGS  more arguments for tools/demo,
+#           tools/pcm-bench (default: passthrough), tools/soak
+#   PCM_SCALE  percent of their full size the VM tests' heavy loops run at
+#           (make check: 25; make check-full and make soak: 100)
 
 SHELL := /bin/bash
 TOP := $(abspath .)
@@ -39,12 +47,13 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all tools deps unit lint check check-debug demo bench soak clean help
+.PHONY: all module modules-all tools deps unit lint check check-full check-debug demo bench \
+	soak clean help
 
 all: module
 
 help:
-	@sed -n '2,26p' Makefile
+	@sed -n '2,/^$$/p' Makefile
 
 # Out-of-tree build in build/$(KVER)/dm-pcm: the sources are symlinked, so
 # one checkout builds for several kernels side by side (6.1's kbuild has no
@@ -74,9 +83,13 @@ lint:
 
 # (a comma inside $(if ...) would end its "then" part)
 comma := ,
+check_args = $(if $(filter 1,$(NATIVE)),--native) --kernels "$(KERNELS)" \
+	$(if $(filter 0,$(DEBUG)),,--build-debug --only unit$(comma)lint$(comma)vm$(comma)debug)
 check:
-	tools/check $(if $(filter 1,$(NATIVE)),--native) --kernels "$(KERNELS)" \
-		$(if $(filter 0,$(DEBUG)),,--build-debug --only unit$(comma)lint$(comma)vm$(comma)debug)
+	tools/check $(check_args)
+
+check-full:
+	tools/check --full $(check_args)
 
 # The debug kernel's release is the last line tools/debug-kernel prints.
 check-debug:
@@ -84,13 +97,13 @@ check-debug:
 		$(if $(filter 1,$(RESUME)),--debug-resume)
 
 demo:
-	tools/demo $(if $(filter 1,$(NATIVE)),--native)
+	tools/demo $(if $(filter 1,$(NATIVE)),--native) $(DEMO_ARGS)
 
 bench:
 	tools/pcm-bench $(if $(filter 1,$(NATIVE)),--native) $(or $(BENCH_ARGS),passthrough)
 
 soak:
-	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10)
+	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10) $(SOAK_ARGS)
 
 clean:
 	rm -rf build

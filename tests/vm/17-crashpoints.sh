@@ -12,7 +12,9 @@ modprobe dm-log-writes 2>/dev/null || skip_all "dm-log-writes not available"
 brd_load 16 3 || skip_all "brd not available"
 here=$(dirname "$0")
 words="gap_interval:1 domains:2"
-blocks=256 batches=${PCM_CRASH_BATCHES:-10}
+# PCM_CRASH_BATCHES: batches written (10 at full PCM_SCALE, ~133 crash
+# points; 3 in make check)
+blocks=256 batches=${PCM_CRASH_BATCHES:-$(scaled 10 3)}
 
 dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram1"
 len=$(pcm_len /dev/mapper/lw $words)

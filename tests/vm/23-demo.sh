@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make demo, the README's first command, end to end: tools/demo --native
+# runs its host part and its guest part here (the same code as in its own
+# VM; --short: fio jobs of 1 s), then its summary is checked from the raw
+# figures: fsck clean, the table as long as 'pcmctl length' says, and
+# dm-pcm's counters consistent with the bytes fio moved.
+. "$(dirname "$0")/lib.sh"
+
+command -v fio >/dev/null || skip_all "fio not installed"
+out=/tmp/demo
+rm -rf $out
+"$PCM_ROOT/tools/demo" --native --no-build --short --outdir $out > /tmp/demo.out 2>&1
+rc=$?
+sed 's/^/# demo: /' /tmp/demo.out
+expect_eq "tools/demo --native --short exits 0" "$rc" 0
+expect "it printed the pcmctl commands it ran" grep -q '^# tools/pcmctl create pcm-demo /dev/ram0' /tmp/demo.out
+[ -s $out/summary.json ] || { fail "summary.json written"; finish; }
+
+# the summary's own figures, checked here without the demo's verdicts
+expect "summary: fsck clean, table, counters against fio" python3 - $out/summary.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+st, jobs = s['status'], s['fio']
+ok = True
+def check(what, cond):
+    global ok
+    print(f"# {'ok' if cond else 'FAILED'}: {what}")
+    ok &= bool(cond)
+check('fsck.ext4 -fn clean', s['fsck_clean'] is True)
+table = s['table'].split()
+check(f"table length {table[1]} is pcmctl length's {s['length']}", int(table[1]) == s['length'])
+check('four fio jobs, each moved data', len(jobs) == 4 and all(j['read_bytes'] + j['write_bytes'] > 0 for j in jobs))
+fr = sum(j['read_bytes'] for j in jobs)
+fw = sum(j['write_bytes'] for j in jobs)
+rb, wb = st['read_bytes'], st['write_bytes']
+check(f'dm-pcm read at least what fio read ({rb} >= {fr})', rb >= fr)
+check(f'dm-pcm wrote at least what fio wrote ({wb} >= {fw})', wb >= fw)
+check(f'and not twice as much ({rb} < 2 * {fr} + 96 MiB, {wb} < 2 * {fw} + 96 MiB)',
+      rb < 2 * fr + (96 << 20) and wb < 2 * fw + (96 << 20))
+check('4 KiB rows: pieces >= bytes / 4096', st['reads'] * 4096 >= rb and st['writes'] * 4096 >= wb)
+check('gap moves happened (default gap_interval 128)', st['gap_moves'] >= st['writes'] // 128 - 1 > 0)
+check('no move failed, metadata ok', st['move_errors'] == 0 and st['metadata'] == 'ok')
+check("the demo's own checks all passed", all(c['ok'] for c in s['checks']))
+sys.exit(0 if ok else 1)
+PY
+expect "the device and the ramdisk are gone" bash -c "! dmsetup info pcm-demo >/dev/null 2>&1 && [ ! -e /sys/module/brd ]"
+finish
