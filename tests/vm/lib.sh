@@ -16,6 +16,21 @@ T_SKIP=0
 KSFT_SKIP=4
 PCM_ROOT=${PCM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
+# PCM_SCALE: how much of its full size every heavy loop runs, in percent
+# (suspend/resume cycles, power cuts, crash points, storm seconds, fuzz
+# cases).  100 (the default, make check-full, make soak) is the full size;
+# make check, and so CI, runs 25 (tools/check's CHECK_SCALE).  A test's own
+# knob (PCM_POWER_CUTS...) still wins.
+PCM_SCALE=${PCM_SCALE:-100}
+[[ $PCM_SCALE =~ ^[1-9][0-9]*$ ]] || { echo "PCM_SCALE must be a positive integer (percent), got '$PCM_SCALE'" >&2; exit 2; }
+
+# scaled FULL [MIN]: FULL at PCM_SCALE percent, at least MIN (default 1).
+scaled() {
+	local n=$(($1 * PCM_SCALE / 100))
+	((n >= ${2:-1})) || n=${2:-1}
+	echo "$n"
+}
+
 pass() { T_N=$((T_N + 1)); echo "ok $T_N $*"; }
 fail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N $*"; }
 skip() { T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N $* # SKIP"; }
