@@ -344,6 +344,8 @@ def _guest_env(args, rel, ko, rwdir, nvme, native):
     )
     if args.no_insmod:
         env["PCM_NO_INSMOD"] = "1"
+    if args.udev:
+        env["PCM_KEEP_UDEV"] = "1"
     return env
 
 
@@ -450,6 +452,16 @@ def run_vm(args, cmd):
         "--force-9p",
         f"--rwdir={rwdir}",
         f"--rwdir={rundir}",
+    ]
+    if not args.udev:
+        # virtme-ng's init starts udevd if it finds it, and its coldplug
+        # and blkid probes would open the tests' devices at random
+        # instants; an empty directory over /usr/lib/systemd hides it
+        # (the guest loads what it needs itself: vm-guest-init)
+        empty = os.path.join(rundir, "no-udevd")
+        os.makedirs(empty)
+        argv.append(f"--rodir=/usr/lib/systemd={empty}")
+    argv += [
         f"--append=console=hvc0 loglevel=4 modprobe.blacklist={MODPROBE_BLACKLIST}",
         f"--qemu-opts={shlex.join(qemu_opts)}",
     ]
@@ -604,6 +616,9 @@ def _parser():
     p.add_argument("--no-build", action="store_true", help="do not build the module")
     p.add_argument("--no-deps", action="store_true", help="do not run tools/install-deps")
     p.add_argument("--no-insmod", action="store_true", help="do not insmod dm-pcm.ko")
+    p.add_argument("--udev", action="store_true",
+                   default=os.environ.get("PCM_KEEP_UDEV") == "1",
+                   help="start udevd in the guest (default: not; PCM_KEEP_UDEV=1)")
     p.add_argument("--env", "-e", action="append", default=[], metavar="NAME=VALUE",
                    help="extra environment for CMD (repeatable)")
     p.add_argument("--timeout", type=int, default=3000,

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Every make command the README shows a user, in its dry form.
+
+The VM suite runs the README's console example (11-doc-examples), make
+demo (23-demo) and make bench / make soak in short form (24-readme-make);
+make check is this run.  Here every `make ...` the README shows (its code
+lines and its tables) must be a target the Makefile has and expand
+(make -n) to a command; the variables it documents must reach that
+command (DEBUG=0, RESUME=1, DEBUG_TESTS, NATIVE=1, SOAK_MINUTES...); and
+tests/vm/tiers must name every VM test, and only those.  Prints TAP.
+"""
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+N = [0]
+FAILED = [0]
+
+
+def result(ok, desc, detail=''):
+    N[0] += 1
+    print(f'{"ok" if ok else "not ok"} {N[0]} - {desc}')
+    if not ok:
+        FAILED[0] += 1
+        for line in detail.splitlines()[:20]:
+            print(f'#   {line}')
+
+
+def readme_make_commands():
+    """The make commands of README.md: indented code lines, `...` spans."""
+    cmds = []
+    with open(os.path.join(TOP, 'README.md')) as fh:
+        for line in fh:
+            m = re.match(r'^ {4}(make(?: [^#]*)?)', line)
+            if m:
+                cmds.append(m.group(1).strip())
+            cmds += [c.strip() for c in re.findall(r'`(make(?: [^`]*)?)`', line)]
+    return list(dict.fromkeys(cmds))
+
+
+def dry(cmd):
+    """make -n for cmd (a README line, up to a "&&"; a <release>
+    placeholder becomes an installed kernel's); (rc, output)."""
+    rel = subprocess.run([os.path.join(TOP, 'tools', 'kernels'), '6.12'], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
+    argv = shlex.split(cmd.split('&&')[0].replace('<release>', rel or 'no-kernel-installed'))
+    res = subprocess.run(['make', '-n', '-C', TOP] + argv[1:], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    return res.returncode, res.stdout
+
+
+def main():
+    cmds = readme_make_commands()
+    result(len(cmds) >= 8, f'the README shows {len(cmds)} make commands',
+           'fewer than the two commands and the targets table: did the parser break?')
+    for cmd in cmds:
+        rc, out = dry(cmd)
+        lines = [l for l in out.splitlines() if not l.startswith('make[')]
+        result(rc == 0 and lines, f'{cmd}: make -n expands to a command', out)
+    # the documented variables reach the command
+    expect = [
+        ('make check', [r'tools/check .*--build-debug', r'--only unit,lint,vm,debug'], []),
+        ('make check DEBUG=0', [r'tools/check '], [r'--build-debug', r'debug']),
+        ('make check NATIVE=1', [r'tools/check --native'], []),
+        ('make check-full', [r'tools/check --full'], []),
+        ('make check-debug DEBUG_TESTS="01 14"', [r'--debug-tests "01 14"'], []),
+        ('make check-debug RESUME=1', [r'--debug-resume'], []),
+        ('make demo NATIVE=1', [r'tools/demo --native'], []),
+        ('make soak SOAK_MINUTES=3', [r'tools/soak .*--minutes 3'], []),
+        ('make bench BENCH_ARGS=startgap', [r'tools/pcm-bench +startgap'], []),
+    ]
+    for cmd, want, never in expect:
+        rc, out = dry(cmd)
+        ok = rc == 0 and all(re.search(w, out) for w in want) and \
+            not any(re.search(n, out) for n in never)
+        result(ok, f'{cmd} runs {" ".join(want)}' + (f', without {" ".join(never)}' if never else ''),
+               out)
+    # the tier file and the tests agree
+    vm = os.path.join(TOP, 'tests', 'vm')
+    tests = sorted(f[:-3] for f in os.listdir(vm) if re.match(r'\d\d-.*\.sh$', f))
+    with open(os.path.join(vm, 'tiers')) as fh:
+        tiers = {l.split()[0]: l.split()[1:] for l in fh if l.strip() and not l.startswith('#')}
+    result(sorted(tiers) == tests, 'tests/vm/tiers names every VM test, and only those',
+           f'missing: {sorted(set(tests) - set(tiers))}, stale: {sorted(set(tiers) - set(tests))}')
+    result(all(len(v) >= 2 and v[0] in ('compat', '6.12') for v in tiers.values()),
+           'every tiers line says compat or 6.12, and why')
+    res = subprocess.run([os.path.join(vm, 'run'), '--tier', 'compat', '--list'],
+                         stdout=subprocess.PIPE, text=True)
+    result(res.returncode == 0 and res.stdout.split() == [t for t in tests if tiers[t][0] == 'compat'],
+           'tests/vm/run --tier compat --list selects the compat lines', res.stdout)
+    print(f'1..{N[0]}')
+    return 1 if FAILED[0] else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
