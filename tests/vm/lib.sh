@@ -137,9 +137,37 @@ pcm_create() {
 	dmsetup create "$name" --table "$(pcm_table "$@")"
 }
 
-# status_field DEV KEY: a value from the INFO line.
+# status_field DEV KEY: a value from the INFO line.  The field list and its
+# order are tools/lib/pcmstatus.py's (FIELDS), the one parser of the line;
+# this stays a bash extractor, not a call of pcmstatus.py or pcmctl status,
+# because tests call it in loops and in $(...) and a python3 start costs up
+# to a second under TCG.  So the key list comes from pcmstatus.py --keys
+# once, cached in a file (a variable would not outlive the $(...) subshell)
+# and made again when pcmstatus.py is newer; a call then costs one dmsetup.
+# KEY must be a field there, and the word at its place in the line must be
+# KEY:VALUE: an unknown key or a line out of order is an error (status 2/1).
 status_field() {
-	dmsetup status "$1" | tr ' ' '\n' | sed -n "s/^$2://p"
+	local py=$PCM_ROOT/tools/lib/pcmstatus.py keys w i v line
+	local cache=/tmp/pcmstatus-keys${PCM_ROOT//\//_}
+	if ! [ "$cache" -nt "$py" ]; then
+		v=$cache.$BASHPID
+		python3 "$py" --keys > "$v" && mv -f "$v" "$cache" || return 2
+	fi
+	read -r -a keys < "$cache"
+	line=$(dmsetup status "$1") || return 1
+	read -r -a w <<<"$line"
+	for i in "${!keys[@]}"; do
+		[ "${keys[i]}" = "$2" ] || continue
+		v=${w[i + 3]-}
+		if [ "${w[2]-}" != pcm ] || [ "${v%%:*}" != "$2" ] || [ "$v" = "$2" ]; then
+			echo "status_field: $1: no $2 at field $((i + 1)) of '$line'" >&2
+			return 1
+		fi
+		echo "${v#*:}"
+		return 0
+	done
+	echo "status_field: $2: not a status field (${keys[*]})" >&2
+	return 2
 }
 
 pcm_refcnt() { cat /sys/module/dm_pcm/refcnt 2>/dev/null || echo none; }
