@@ -654,3 +654,28 @@ def main(argv=None):
     except VmError as e:
         log(str(e))
         return EXIT_INFRA
+
+
+# --------------------------------------------------------------------------
+# For the tools that run a guest part of their own (demo, pcm-bench, soak)
+
+
+def tool_args(ap, tool):
+    """The options tools/demo, tools/pcm-bench and tools/soak share: where
+    their guest part runs, and where their results go (build/TOOL)."""
+    ap.add_argument("--native", action="store_true",
+                    help="run on this host, no VM (root, a kernel that can load modules)")
+    ap.add_argument("--kernel", default="6.12", help="guest kernel (default 6.12)")
+    ap.add_argument("--outdir", default=os.path.join(BUILD, tool),
+                    help=f"where the results go (default build/{tool})")
+    ap.add_argument("--no-build", action="store_true",
+                    help="use the dm-pcm.ko already built (a read-only tree: the VM suite)")
+
+
+def tool_vm_run(args, outdir, vm_opts=()):
+    """The tools/vm-run command line for tool_args' options: the VM (with
+    vm_opts) or --native, results written to outdir."""
+    cmd = [os.path.join(TOOLS, "vm-run"), "--rwdir", outdir]
+    cmd += ["--no-build"] if args.no_build else []
+    cmd += ["--native"] if args.native else ["--kernel", args.kernel] + list(vm_opts)
+    return cmd
