@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
-brd_load 64 || skip_all "brd not available"
+brd_load "$(scaled 64 16)" || skip_all "brd not available"	# MiB
 total=0
 
 for rs in 4096 512 65536; do

@@ -11,5 +11,5 @@ if [ -z "$dev" ]; then
 fi
 fs_cycle ext3 "$dev"
 fs_cycle ext4 "$dev"
-FS_FIO_MB=8 fs_cycle ext4 "$dev" gap_interval:1
+FS_FIO_MB=$(scaled 8 4) fs_cycle ext4 "$dev" gap_interval:1
 finish

@@ -62,13 +62,14 @@ for words in "gap_interval:1" "gap_interval:1 domains:4 randomize:31337"; do
 done
 
 # 3. a row written while it moves: moves and I/O race, nothing is lost
+# (300 moves and 20 fio loops at full PCM_SCALE)
 dmsetup create race --table "$(small gap_interval:1 domains:2 format)"
-(for i in $(seq 1 300); do dmsetup message race 0 move_gap 1 || exit 1; done) &
+(for i in $(seq 1 "$(scaled 300 60)"); do dmsetup message race 0 move_gap 1 || exit 1; done) &
 mover=$!
 expect "fio verify while move_gap runs beside it" run_fio --name=race \
 	--filename=/dev/mapper/race --rw=randrw --bs=4k --iodepth=16 --numjobs=2 \
 	--verify=crc32c --do_verify=1 --verify_fatal=1 --size=256k --offset_increment=256k \
-	--loops=20
+	--loops="$(scaled 20 5)"
 expect "move_gap messages all succeeded" wait $mover
 expect "no move failed" test "$(status_field race move_errors)" -eq 0
 dmsetup remove race

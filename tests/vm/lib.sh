@@ -18,7 +18,7 @@ PCM_ROOT=${PCM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
 # PCM_SCALE: how much of its full size every heavy loop runs, in percent
 # (suspend/resume cycles, power cuts, crash points, storm seconds, fuzz
-# cases).  100 (the default, make check-full, make soak) is the full size;
+# cases, racing moves, the fio sizes of 04 and the file-system tests).  100 (the default, make check-full, make soak) is the full size;
 # make check, and so CI, runs 25 (tools/check's CHECK_SCALE).  A test's own
 # knob (PCM_POWER_CUTS...) still wins.
 PCM_SCALE=${PCM_SCALE:-100}
@@ -285,7 +285,8 @@ check_passdown() {
 
 # fs_cycle FS BACKING [WORD...]: mkfs, mount, fio file verify, a
 # metadata-heavy load, umount, fsck -fn, remount and compare, on a pcm
-# device with those optional words.  FS_FIO_MB sizes the fio part.
+# device with those optional words.  FS_FIO_MB sizes the fio part (32 at
+# full PCM_SCALE).
 fs_cycle() {
 	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1 t
 	shift 2
@@ -296,7 +297,7 @@ fs_cycle() {
 	expect "$t: mkfs" mkfs.$fs -q -F /dev/mapper/fs
 	expect "$t: mount" mount /dev/mapper/fs $mnt
 	expect "$t: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
-		--size=${FS_FIO_MB:-32}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
+		--size=${FS_FIO_MB:-$(scaled 32 8)}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
 	expect "$t: many small files, renames, fsync" bash -c "
 		mkdir -p $mnt/d && cd $mnt/d &&
 		for i in \$(seq 1 300); do echo \$i > f\$i; done &&
