@@ -293,11 +293,14 @@ def test_message():
     check(rc == 0 and out.startswith('preset:none row_size:4096'), f'config: {out!r}')
     rc, out, _ = pcm('message', 'pcm0', 'move_gap', '10', '--json')
     check(rc == 0 and json.loads(out)['reply'].startswith('preset:none'), f'json {out!r}')
-    check(fake_log() == ['message pcm0 0 config', 'message pcm0 0 move_gap 10'],
-          f'log {fake_log()}')
+    # "--" before the device: a message word like "-1" must reach dm-pcm
+    # (which refuses it with EINVAL), not be taken for a dmsetup option
+    rc, out, _ = pcm('message', 'pcm0', 'set', 'gap_interval', '-1')
+    check(fake_log() == ['message -- pcm0 0 config', 'message -- pcm0 0 move_gap 10',
+                         'message -- pcm0 0 set gap_interval -1'], f'log {fake_log()}')
     fake_dm(fail='device-mapper: message ioctl on pcm0 failed: Invalid argument')
     rc, _, err = pcm('message', 'pcm0', 'bogus')
-    check(rc == 1 and 'message pcm0 0 bogus' in err, f'failure: {err!r}')
+    check(rc == 1 and 'message -- pcm0 0 bogus' in err, f'failure: {err!r}')
 
 
 def test_status():

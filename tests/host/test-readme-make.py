@@ -48,8 +48,13 @@ def dry(cmd):
     rel = subprocess.run([os.path.join(TOP, 'tools', 'kernels'), '6.12'], text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
     argv = shlex.split(cmd.split('&&')[0].replace('<release>', rel or 'no-kernel-installed'))
-    res = subprocess.run(['make', '-n', '-C', TOP] + argv[1:], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    # the build itself runs for real: make -n would still descend into the
+    # kernel's kbuild, which fails on an output directory -n did not make
+    targets = [a for a in argv[1:] if '=' not in a and not a.startswith('-')]
+    real = targets in ([], ['module'])
+    res = subprocess.run(['make', '-s' if real else '-n', '-C', TOP] + argv[1:],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         stdin=subprocess.DEVNULL)
     return res.returncode, res.stdout
 
 

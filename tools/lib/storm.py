@@ -154,7 +154,9 @@ class Dmsetup:
         return next((e for s, e in STRERRORS if s in r.stderr), -1), r.stderr.strip()
 
     def message(self, name, words):
-        return self.run('message', name, '0', *words.split())
+        # "--": a word such as "-1" is the message's, not an option of dmsetup's
+        # (which would refuse the command line without sending anything)
+        return self.run('message', '--', name, '0', *words.split())
 
     def status(self, name):
         return self.run('status', name)
