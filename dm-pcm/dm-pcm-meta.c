@@ -3,9 +3,9 @@
  * dm-pcm metadata: reading, checking, formatting and writing the two
  * superblock copies (the codec is pcm-sb.c, the layout pcm-layout.c).
  *
- * Copy (seq & 1) holds sequence number seq.  Every update writes both
- * copies in turn, so a torn write leaves the other copy to load and a
- * copy damaged at rest leaves one that is just as new.
+ * Copy (seq & 1) holds sequence number seq.  A persist writes the next
+ * copy; a suspend and "persist" write both, so a torn write leaves the
+ * other copy to load and a copy damaged at rest leaves one just as new.
  */
 #include <linux/blkdev.h>
 #include <linux/dm-io.h>
@@ -192,8 +192,15 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 			seq = max(seq, pc->disk[i].seq);
 	pc->sb.seq = (seq + 2) & ~1ULL;
 	for (i = 0; i < pc->nr_domains; i++) {
-		pcm_sg_init(&pc->dom[i].regs, pc->dom[i].nr_rows);
-		pc->sb.dom[i] = pc->dom[i].regs;
+		struct pcm_domain *dom = &pc->dom[i];
+
+		spin_lock(&dom->lock);
+		write_seqcount_begin(&dom->seq);
+		pcm_sg_init(&dom->regs, dom->nr_rows);
+		write_seqcount_end(&dom->seq);
+		spin_unlock(&dom->lock);
+		dom->unpersisted = false;
+		pc->sb.dom[i] = dom->regs;
 	}
 	r = write_copy(pc, true);
 	if (!r) {
@@ -202,11 +209,37 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 	}
 	if (r)
 		return r;
+	pc->unpersisted = false;
+	pc->copies_differ = false;
 	pc->formatted = true;
 	DMINFO("%s: formatted %llu rows in %u domains",
 	       dm_device_name(dm_table_get_md(pc->ti->table)),
 	       pc->logical_rows, pc->nr_domains);
 	return 0;
+}
+
+/* Registers from the device, nothing unpersisted.  Under meta_lock. */
+static void take_registers(struct pcm_c *pc, const struct pcm_sb *good,
+			   const enum pcm_sb_status st[2])
+{
+	unsigned int i;
+
+	for (i = 0; i < pc->nr_domains; i++) {
+		struct pcm_domain *dom = &pc->dom[i];
+
+		spin_lock(&dom->lock);
+		write_seqcount_begin(&dom->seq);
+		dom->regs = good->dom[i];
+		write_seqcount_end(&dom->seq);
+		spin_unlock(&dom->lock);
+		dom->unpersisted = false;
+		pc->sb.dom[i] = good->dom[i];
+	}
+	pc->sb.seq = good->seq;
+	pc->unpersisted = false;
+	pc->copies_differ = st[0] != PCM_SB_VALID || st[1] != PCM_SB_VALID ||
+		memcmp(pc->disk[0].dom, pc->disk[1].dom,
+		       pc->nr_domains * sizeof(*pc->disk[0].dom));
 }
 
 /*
@@ -217,9 +250,7 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 int pcm_meta_load(struct pcm_c *pc)
 {
 	enum pcm_sb_status st[2];
-	const struct pcm_sb *good;
 	int pick = -1, r;
-	unsigned int i;
 
 	mutex_lock(&pc->meta_lock);
 	r = read_copies(pc, st);
@@ -231,20 +262,14 @@ int pcm_meta_load(struct pcm_c *pc)
 	}
 	if (r)
 		goto out;
-	good = &pc->disk[pick];
-	for (i = 0; i < pc->nr_domains; i++) {
-		spin_lock_irq(&pc->dom[i].lock);
-		pc->dom[i].regs = good->dom[i];
-		spin_unlock_irq(&pc->dom[i].lock);
-		pc->sb.dom[i] = good->dom[i];
-	}
-	pc->sb.seq = good->seq;
+	take_registers(pc, &pc->disk[pick], st);
 	if (st[!pick] != PCM_SB_VALID && !pc->read_only) {
 		DMWARN("%s: superblock copy %d is damaged; rewriting it from copy %d (seq %llu)",
 		       dm_device_name(dm_table_get_md(pc->ti->table)), !pick,
-		       pick, good->seq);
+		       pick, pc->sb.seq);
 		pc->sb.seq++;
 		r = write_copy(pc, true);
+		pc->copies_differ = false;
 	}
 out:
 	if (!r) {
@@ -256,40 +281,53 @@ out:
 }
 
 /*
- * Make the registers durable, with domain @dom's replaced by @next (a gap
- * move about to be released), or as they are when @dom is NULL.  Rows
- * copied before the call reach the media first: the data device is
- * flushed, then the superblock goes out with PREFLUSH and FUA.  On
- * failure the device can no longer tell which copy is current, so writes
- * fail until the table is reloaded (meta_failed).  Caller holds meta_lock.
+ * Make the registers durable.  Rows copied before the call reach the
+ * media first: the data device is flushed (the superblock's PREFLUSH when
+ * it holds the metadata), then the superblock goes out with FUA.
+ *
+ * One copy per persist, the one after the last (seq & 1): a torn write
+ * leaves the other, whose registers are at most one move per domain
+ * older, and a domain moves again only after a persist (dm-pcm-move.c),
+ * so the source rows they map to are intact.  @both: write the other
+ * copy too, so that a device at rest keeps two equal copies and survives
+ * one damaged in place.  On failure the device can no longer tell which
+ * copy is current, so writes fail until the table is reloaded
+ * (meta_failed).  Caller holds meta_lock.
  */
-int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
-		   const struct pcm_sg_domain *next)
+int pcm_meta_persist(struct pcm_c *pc, bool both)
 {
-	unsigned int i;
+	unsigned int i, copies = both ? 2 : 1;
 	int r = 0;
 
 	lockdep_assert_held(&pc->meta_lock);
 	if (pc->meta_failed)
 		return -EIO;
+	if (!pc->unpersisted && !(both && pc->copies_differ))
+		return 0;
+	/* the mover changes registers only under meta_lock */
 	for (i = 0; i < pc->nr_domains; i++)
 		pc->sb.dom[i] = pc->dom[i].regs;
-	if (dom)
-		pc->sb.dom[dom->id] = *next;
-	if (pc->meta_dev)
+	if (pc->meta_dev) {
+		pc->meta_flushes++;
 		r = blkdev_issue_flush(pc->dev->bdev);
-	/*
-	 * Both copies, one after the other: a torn write leaves the other
-	 * copy, and a copy damaged later at rest leaves one just as new.
-	 */
-	for (i = 0; i < 2 && !r; i++) {
+	}
+	for (i = 0; i < copies && !r; i++) {
+		bool preflush = !i && !pc->meta_dev;
+
 		pc->sb.seq++;
-		r = write_copy(pc, i == 0);
+		pc->sb_writes++;
+		pc->meta_flushes += preflush;
+		r = write_copy(pc, preflush);
 	}
 	if (r) {
 		WRITE_ONCE(pc->meta_failed, true);
 		DMERR("%s: superblock write failed (%d): refusing writes until reloaded",
 		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
+		return r;
 	}
-	return r;
+	for (i = 0; i < pc->nr_domains; i++)
+		pc->dom[i].unpersisted = false;
+	WRITE_ONCE(pc->unpersisted, false);
+	pc->copies_differ = copies == 1;
+	return 0;
 }

@@ -1,22 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-pcm gap moves: the map path's row lookup, and the worker that copies
- * the row before the gap into the gap (Qureshi's start-gap).
+ * dm-pcm gap moves (Qureshi's start-gap): the worker that copies the row
+ * before the gap into the gap, and when the registers become durable.
  *
- * A move is: hold new bios for the source row and wait for those already
- * in flight; copy the row through a buffer; make the copy and then the new
- * registers durable (pcm_meta_write); switch the registers and release the
- * held bios.  A power cut before the superblock lands leaves the old
- * registers and an intact source row; after it, the new registers and a
- * durable copy.
+ * Moves go in rounds, one move in each domain of the round: hold the rows
+ * (their writes park, dm-pcm-io.c), wait out the bios mapped before, copy
+ * each row into its gap, switch that domain's registers and release its
+ * parked bios.  A round costs one grace period, however many domains.
  *
- * A controller makes a gap move when it is due.  dm-pcm makes it on a
- * worker, but a write that finds its domain owing PCM_OWED_MAX moves waits
- * until the worker has caught up, so the emulated device pays for
- * wear-leveling as it writes (Onyx Figure 6) and the backlog is bounded.
+ * Crash safety needs two orderings, not a barrier per move:
+ *  - the copy is durable before registers that point at it are: a
+ *    persist flushes the data device before it writes the superblock;
+ *  - registers are durable before the old source row is overwritten: it
+ *    becomes the gap, and only the domain's next move writes into it, so
+ *    a domain that moved since the last persist is persisted first.
+ * Between the two, the old registers still map the moved row to its
+ * intact source: a crash loses only writes no flush has covered yet,
+ * because a flush or FUA write that comes while moves are unpersisted
+ * waits for a persist (pcm_defer_commit(), as dm-thin commits on
+ * REQ_PREFLUSH), and a timer persists them at most PCM_COMMIT_DELAY later.
+ * So K domains moving together cost one flush and one superblock write.
+ *
+ * A write that finds its domain owing PCM_OWED_MAX moves waits until the
+ * worker has caught up: the emulated device pays for wear-leveling as it
+ * writes (Onyx Figure 6), and the backlog stays bounded, during a suspend
+ * too: moves run until postsuspend, which pays what is still owed.
  */
 #include <linux/blkdev.h>
-#include <linux/mm.h>
 #include <linux/sched/signal.h>
 
 #include "dm-pcm.h"
@@ -24,303 +34,302 @@
 #define CREATE_TRACE_POINTS
 #include "pcm_trace.h"
 
-static u32 row_sectors(const struct pcm_c *pc)
+#define PCM_COMMIT_DELAY	HZ	/* unflushed moves persist this late */
+#define PCM_ROUNDS_PER_PASS	16	/* then the worker requeues itself */
+
+static const char *pcm_name(struct pcm_c *pc)
 {
-	return 1U << pc->row_shift;
-}
-
-static sector_t backing_sector(const struct pcm_c *pc, u32 d, u64 p)
-{
-	return pc->start + (pcm_sg_backing_row(pc->nr_domains, d, p) << pc->row_shift);
-}
-
-/* Writes that program cells count toward the gap interval. */
-static bool programs_cells(struct bio *bio)
-{
-	return (bio_op(bio) == REQ_OP_WRITE && bio_sectors(bio)) ||
-	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
-}
-
-/* Writes run at most one move ahead of the mover (one moving, one owed). */
-#define PCM_OWED_MAX	2
-
-/* Count a row write; true when it makes a gap move due.  Under dom->lock. */
-static bool owe_move(struct pcm_c *pc, struct pcm_domain *dom)
-{
-	u64 interval = READ_ONCE(pc->live.val[PCM_GAP_INTERVAL]);
-
-	if (!interval || pc->read_only || ++dom->writes < interval)
-		return false;
-	dom->writes = 0;
-	dom->owed++;
-	return true;
+	return dm_device_name(dm_table_get_md(pc->ti->table));
 }
 
 /*
- * Remap @bio, which lies in logical row @row at sector @in_row of it.
- * Returns DM_MAPIO_SUBMITTED when the row is being moved: the bio waits on
- * the domain's held list and the mover submits it.  Never sleeps.
+ * Copy physical row @src of @dom into @dst through the row buffer: two
+ * synchronous dm_io calls from the worker (a ramdisk completes them
+ * without a context switch; kcopyd would add two thread hops).  The one
+ * place a slot's contents move, so that what belongs to a row (its
+ * parity, with ECC) moves with it.
  */
-int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
-{
-	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
-	struct pcm_domain *dom;
-	bool kick = false;
-	u64 l, p;
-	u32 d;
-
-	l = div_u64_rem(row, pc->nr_domains, &d);
-	dom = &pc->dom[d];
-	if (pc->randomize)
-		l = pcm_feistel_permute(&dom->feistel, dom->nr_rows, l);
-
-	spin_lock_irq(&dom->lock);
-	if (unlikely(l == dom->moving)) {
-		bio_list_add(&dom->held, bio);
-		spin_unlock_irq(&dom->lock);
-		return DM_MAPIO_SUBMITTED;
-	}
-	/* quiesce releases the throttled writes and no move comes: don't wait */
-	if (unlikely(dom->owed >= PCM_OWED_MAX) && programs_cells(bio) &&
-	    !READ_ONCE(pc->quiesced)) {
-		bio_list_add(&dom->throttled, bio);
-		spin_unlock_irq(&dom->lock);
-		return DM_MAPIO_SUBMITTED;
-	}
-	p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
-	io->dom = dom;
-	io->epoch = dom->epoch;
-	dom->inflight[io->epoch]++;
-	if (programs_cells(bio))
-		kick = owe_move(pc, dom);
-	spin_unlock_irq(&dom->lock);
-
-	if (kick && !READ_ONCE(pc->quiesced))
-		queue_work(pc->wq, &pc->move_work);
-	bio->bi_iter.bi_sector = backing_sector(pc, d, p) + in_row;
-	return DM_MAPIO_REMAPPED;
-}
-
-/* A mapped bio completed (end_io, any context). */
-void pcm_end_row(struct pcm_io *io)
-{
-	struct pcm_domain *dom = io->dom;
-	unsigned long flags;
-
-	spin_lock_irqsave(&dom->lock, flags);
-	if (!--dom->inflight[io->epoch] && dom->draining &&
-	    io->epoch != dom->epoch) {
-		dom->draining = false;
-		complete(&dom->drained);
-	}
-	spin_unlock_irqrestore(&dom->lock, flags);
-}
-
-/* Hold bios for domain row @l from now on and wait out those in flight. */
-static void hold_row(struct pcm_domain *dom, u64 l)
-{
-	bool wait;
-
-	spin_lock_irq(&dom->lock);
-	dom->moving = l;
-	wait = dom->inflight[dom->epoch] != 0;
-	dom->epoch ^= 1;
-	dom->draining = wait;
-	if (wait)
-		reinit_completion(&dom->drained);
-	spin_unlock_irq(&dom->lock);
-	if (wait)
-		wait_for_completion(&dom->drained);
-}
-
-/* Map and submit bios that waited; they may wait again (throttled). */
-static void resubmit(struct pcm_c *pc, struct bio_list *list)
-{
-	struct bio *bio;
-
-	while ((bio = bio_list_pop(list))) {
-		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
-
-		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-			bio_io_error(bio);
-			continue;
-		}
-		if (pcm_map_row(pc, bio, sector >> pc->row_shift,
-				sector & (row_sectors(pc) - 1)) == DM_MAPIO_REMAPPED)
-			dm_submit_bio_remap(bio, NULL);
-	}
-}
-
-/* Switch to @next (NULL: keep the registers) and submit the held bios. */
-static void release_row(struct pcm_c *pc, struct pcm_domain *dom,
-			const struct pcm_sg_domain *next)
-{
-	struct bio_list held;
-
-	spin_lock_irq(&dom->lock);
-	if (next)
-		dom->regs = *next;
-	dom->moving = PCM_NOT_MOVING;
-	held = dom->held;
-	bio_list_init(&dom->held);
-	spin_unlock_irq(&dom->lock);
-	resubmit(pc, &held);
-}
-
-/* Let the writes that waited for the mover to catch up go (not in map). */
-static void release_throttled(struct pcm_c *pc, struct pcm_domain *dom)
-{
-	struct bio_list list;
-
-	spin_lock_irq(&dom->lock);
-	list = dom->throttled;
-	bio_list_init(&dom->throttled);
-	spin_unlock_irq(&dom->lock);
-	resubmit(pc, &list);
-}
-
-/*
- * Copy physical row @m->src of @dom into the gap @m->dst through the row
- * buffer: two synchronous dm_io calls from the worker (a ramdisk completes
- * them without a context switch; kcopyd would add two thread hops).
- */
-static int copy_row(struct pcm_c *pc, struct pcm_domain *dom,
-		    const struct pcm_sg_move *m)
+static int move_slot(struct pcm_c *pc, struct pcm_domain *dom, u64 src, u64 dst)
 {
 	struct block_device *bdev = pc->dev->bdev;
+	sector_t n = 1U << pc->layout.row_shift;
 	int r;
 
 	r = pcm_io(pc, bdev, REQ_OP_READ | REQ_SYNC,
-		   backing_sector(pc, dom->id, m->src), row_sectors(pc), pc->row_buf);
+		   pcm_layout_slot(&pc->layout, dom->id, src), n, pc->row_buf);
 	if (r)
 		return r;
 	return pcm_io(pc, bdev, REQ_OP_WRITE | REQ_SYNC,
-		      backing_sector(pc, dom->id, m->dst), row_sectors(pc), pc->row_buf);
+		      pcm_layout_slot(&pc->layout, dom->id, dst), n, pc->row_buf);
 }
 
-/*
- * One gap move in @dom.  Serialized by meta_lock, which also keeps the
- * registers of every domain still while the superblock is encoded.
- * -EAGAIN: the device is suspending or read-only, nothing was done.
- */
-int pcm_move_gap(struct pcm_c *pc, struct pcm_domain *dom)
+/* 0, -EAGAIN (suspended, read-only, or @msg and suspending) or -EIO. */
+static int can_move(struct pcm_c *pc, bool msg)
 {
-	struct pcm_sg_domain next;
-	struct pcm_sg_move m;
-	int r;
+	lockdep_assert_held(&pc->meta_lock);
+	if (pc->quiesced || pc->read_only || !pc->loaded || (msg && pc->suspending))
+		return -EAGAIN;
+	return pc->meta_failed ? -EIO : 0;
+}
 
-	mutex_lock(&pc->meta_lock);
-	if (pc->quiesced || pc->read_only || !pc->loaded) {
-		r = -EAGAIN;
-		goto out;
-	}
-	if (pc->meta_failed) {
-		r = -EIO;
-		goto out;
-	}
-	m = pcm_sg_next_move(&dom->regs, dom->nr_rows);
-	hold_row(dom, pcm_sg_row_at(&dom->regs, dom->nr_rows, m.src));
-	r = copy_row(pc, dom, &m);
-	next = dom->regs;
+/* The copy in @dom failed: keep the registers and let its writes go. */
+static void move_failed(struct pcm_c *pc, struct pcm_domain *dom, bool paid, int r)
+{
+	pcm_switch(pc, dom, NULL, paid);
+	pcm_release(pc, dom, false);
+	pc->move_errors++;
+	DMERR_LIMIT("%s: gap move in domain %u failed: %d", pcm_name(pc), dom->id, r);
+}
+
+static void move_done(struct pcm_c *pc, struct pcm_domain *dom,
+		      const struct pcm_sg_move *m, bool paid)
+{
+	struct pcm_sg_domain next = dom->regs;
+
 	pcm_sg_apply_move(&next, dom->nr_rows);
-	if (!r)
-		r = pcm_meta_write(pc, dom, &next);
-	release_row(pc, dom, r ? NULL : &next);
-	if (r) {
-		pc->move_errors++;
-		DMERR_LIMIT("%s: gap move in domain %u failed: %d",
-			    dm_device_name(dm_table_get_md(pc->ti->table)), dom->id, r);
-		goto out;
-	}
+	/* before the switch: a flush that follows a write through it persists */
+	dom->unpersisted = true;
+	WRITE_ONCE(pc->unpersisted, true);
+	pcm_switch(pc, dom, &next, paid);
+	pcm_release(pc, dom, false);
 	pc->gap_moves++;
-	pc->start_wraps += m.wraps;
+	pc->start_wraps += m->wraps;
 	trace_pcm_gap_move(disk_devt(dm_disk(dm_table_get_md(pc->ti->table))), dom->id,
-			   pcm_sg_backing_row(pc->nr_domains, dom->id, m.src),
-			   pcm_sg_backing_row(pc->nr_domains, dom->id, m.dst),
-			   next.start, next.gap, m.wraps);
-out:
-	mutex_unlock(&pc->meta_lock);
-	return r;
+			   pcm_sg_backing_row(pc->nr_domains, dom->id, m->src),
+			   pcm_sg_backing_row(pc->nr_domains, dom->id, m->dst),
+			   next.start, next.gap, m->wraps);
 }
 
 /*
- * The moves @dom owed when the pass reached it, each followed by the
- * release of the writes that waited for it.  True if it owes more now.
+ * One move in each of the @n domains of pc->round; @paid: moves that
+ * writes owed.  Returns the first error; the other domains still move.
+ * Caller holds meta_lock, and checked can_move().
  */
-static bool pay_owed(struct pcm_c *pc, struct pcm_domain *dom)
+static int move_round(struct pcm_c *pc, unsigned int n, bool paid)
 {
-	u64 n;
-	int r;
+	struct pcm_sg_move m;
+	unsigned int i;
+	int r = 0, err = 0;
 
-	spin_lock_irq(&dom->lock);
-	n = dom->owed;
-	spin_unlock_irq(&dom->lock);
-	for (; n; n--) {
-		r = READ_ONCE(pc->quiesced) ? -EAGAIN : pcm_move_gap(pc, dom);
-		if (r == -EAGAIN)
-			return false;	/* owed after the resume; quiesce released the writes */
-		spin_lock_irq(&dom->lock);
-		/* after a failure no write waits: a later write owes a retry */
-		dom->owed = r ? 0 : dom->owed - 1;
-		spin_unlock_irq(&dom->lock);
-		release_throttled(pc, dom);
-		if (r)
-			return false;
-		cond_resched();
+	for (i = 0; i < n; i++)
+		if (pc->round[i]->unpersisted)
+			break;
+	if (i < n)
+		r = pcm_meta_persist(pc, false);
+	if (r)
+		return r;
+	for (i = 0; i < n; i++) {
+		struct pcm_domain *dom = pc->round[i];
+
+		m = pcm_sg_next_move(&dom->regs, dom->nr_rows);
+		pcm_hold_row(dom, pcm_sg_row_at(&dom->regs, dom->nr_rows, m.src));
 	}
-	return READ_ONCE(dom->owed) != 0;
+	pcm_grace(pc);
+	for (i = 0; i < n; i++) {
+		struct pcm_domain *dom = pc->round[i];
+
+		m = pcm_sg_next_move(&dom->regs, dom->nr_rows);
+		r = move_slot(pc, dom, m.src, m.dst);
+		if (r) {
+			move_failed(pc, dom, paid, r);
+			err = err ?: r;
+			continue;
+		}
+		move_done(pc, dom, &m, paid);
+	}
+	if (pc->unpersisted)
+		queue_delayed_work(pc->wq, &pc->commit_work, PCM_COMMIT_DELAY);
+	return err;
+}
+
+/* Metadata failed: nothing owed can be paid, writes stop waiting (and fail). */
+static void give_up(struct pcm_c *pc)
+{
+	u32 d;
+
+	for (d = 0; d < pc->nr_domains; d++) {
+		struct pcm_domain *dom = &pc->dom[d];
+
+		spin_lock(&dom->lock);
+		dom->owed = 0;
+		spin_unlock(&dom->lock);
+		pcm_release(pc, dom, true);
+	}
+}
+
+static unsigned int collect_owed(struct pcm_c *pc)
+{
+	unsigned int n = 0;
+	u32 d;
+
+	for (d = 0; d < pc->nr_domains; d++)
+		if (READ_ONCE(pc->dom[d].owed))
+			pc->round[n++] = &pc->dom[d];
+	return n;
 }
 
 /*
- * One pass over the domains.  Moves owed meanwhile requeue the work, so
- * flush_work() waits for one pass at most even under a steady stream of
- * writes.
+ * Pay the moves writes owe, in rounds over the domains that owe them.
+ * A bounded number of rounds, then requeue: flush_work() waits for one
+ * pass at most, even under a steady stream of writes.
  */
 static void move_work(struct work_struct *work)
 {
 	struct pcm_c *pc = container_of(work, struct pcm_c, move_work);
-	bool again = false;
-	u32 d;
+	unsigned int i, n = 0;
+	int r = 0;
 
-	for (d = 0; d < pc->nr_domains; d++)
-		again |= pay_owed(pc, &pc->dom[d]);
-	if (again && !READ_ONCE(pc->quiesced))
+	for (i = 0; i < PCM_ROUNDS_PER_PASS; i++) {
+		mutex_lock(&pc->meta_lock);
+		r = can_move(pc, false);
+		n = r ? 0 : collect_owed(pc);
+		if (n)
+			r = move_round(pc, n, true);
+		mutex_unlock(&pc->meta_lock);
+		if (r == -EIO && READ_ONCE(pc->meta_failed))
+			give_up(pc);
+		if (r == -EAGAIN || !n)
+			return;
+		cond_resched();
+	}
+	pcm_move_due(pc);
+}
+
+/* Writes made a move due (any context but hard irq). */
+void pcm_move_due(struct pcm_c *pc)
+{
+	if (!READ_ONCE(pc->quiesced))
 		queue_work(pc->wq, &pc->move_work);
+}
+
+/* Persist unpersisted moves now, then let the flushes and FUA writes go. */
+static void commit_work(struct work_struct *work)
+{
+	struct pcm_c *pc = container_of(to_delayed_work(work), struct pcm_c, commit_work);
+	struct bio_list list;
+	int r = 0;
+
+	spin_lock(&pc->commit_lock);
+	list = pc->commit_bios;
+	bio_list_init(&pc->commit_bios);
+	spin_unlock(&pc->commit_lock);
+
+	mutex_lock(&pc->meta_lock);
+	if (pc->loaded && !pc->read_only)
+		r = pcm_meta_persist(pc, false);
+	mutex_unlock(&pc->meta_lock);
+	if (r)
+		DMERR_LIMIT("%s: cannot persist gap moves: %d", pcm_name(pc), r);
+	/* they map again: a failed persist fails them there (meta_failed) */
+	pcm_resubmit(pc, &list);
+}
+
+/*
+ * A flush or FUA write while moves are not yet persisted: it completes
+ * only once the registers that map the rows it covers are durable.  Map
+ * context: never sleeps.  False: it goes now.
+ */
+bool pcm_defer_commit(struct pcm_c *pc, struct bio *bio)
+{
+	if (likely(!READ_ONCE(pc->unpersisted)))
+		return false;
+	if (bio->bi_opf & REQ_NOWAIT) {
+		atomic64_inc(&pc->wouldblock);
+		bio_wouldblock_error(bio);
+		return true;
+	}
+	spin_lock(&pc->commit_lock);
+	bio_list_add(&pc->commit_bios, bio);
+	spin_unlock(&pc->commit_lock);
+	mod_delayed_work(pc->wq, &pc->commit_work, 0);
+	return true;
+}
+
+/*
+ * "move_gap N": the moves that writes already owe, then N rounds of one
+ * more move in every domain; all durable when it returns.  -EAGAIN: the
+ * device is suspending.
+ */
+int pcm_move_rounds(struct pcm_c *pc, u64 rounds)
+{
+	u64 i;
+	u32 d;
+	int r = 0;
+
+	flush_work(&pc->move_work);
+	for (i = 0; i < rounds && !r; i++) {
+		mutex_lock(&pc->meta_lock);
+		r = can_move(pc, true);
+		if (!r) {
+			for (d = 0; d < pc->nr_domains; d++)
+				pc->round[d] = &pc->dom[d];
+			r = move_round(pc, pc->nr_domains, false);
+		}
+		mutex_unlock(&pc->meta_lock);
+		if (!r && fatal_signal_pending(current))
+			r = -EINTR;
+		cond_resched();
+	}
+	mutex_lock(&pc->meta_lock);
+	if (!pc->read_only && pc->loaded) {
+		int p = pcm_meta_persist(pc, false);
+
+		r = r ?: p;
+	}
+	mutex_unlock(&pc->meta_lock);
+	return r;
 }
 
 int pcm_move_init(struct pcm_c *pc)
 {
 	pc->row_buf = kvmalloc(pc->cfg.val[PCM_ROW_SIZE], GFP_KERNEL);
-	if (!pc->row_buf)
+	pc->round = kvcalloc(pc->nr_domains, sizeof(*pc->round), GFP_KERNEL);
+	if (!pc->row_buf || !pc->round)
 		return -ENOMEM;
-	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!pc->wq)
-		return -ENOMEM;
+	spin_lock_init(&pc->commit_lock);
+	bio_list_init(&pc->commit_bios);
 	INIT_WORK(&pc->move_work, move_work);
-	return 0;
+	INIT_DELAYED_WORK(&pc->commit_work, commit_work);
+	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	return pc->wq ? 0 : -ENOMEM;
 }
 
 void pcm_move_exit(struct pcm_c *pc)
 {
-	if (pc->wq)
+	if (pc->wq) {
+		/* destroy_workqueue() does not stop a delayed work's timer */
+		cancel_delayed_work_sync(&pc->commit_work);
 		destroy_workqueue(pc->wq);
+	}
+	kvfree(pc->round);
 	kvfree(pc->row_buf);
 }
 
 /*
- * Presuspend/postsuspend: no move starts, the running one finishes, and
- * writes that waited for moves go ahead (no move would release them).
+ * Postsuspend: no bio is in flight.  Pay what writes still owe, stop the
+ * mover and make the registers durable in both superblock copies, so a
+ * device at rest has two equal copies.
  */
 void pcm_move_quiesce(struct pcm_c *pc)
 {
 	u32 d;
 
+	flush_work(&pc->move_work);
 	mutex_lock(&pc->meta_lock);
 	WRITE_ONCE(pc->quiesced, true);
+	if (pc->loaded && !pc->read_only && !pc->meta_failed)
+		pcm_meta_persist(pc, true);
 	mutex_unlock(&pc->meta_lock);
-	flush_work(&pc->move_work);
+	cancel_delayed_work_sync(&pc->commit_work);
+	/* nothing parks once the core has waited for every bio; be sure */
 	for (d = 0; d < pc->nr_domains; d++)
-		release_throttled(pc, &pc->dom[d]);
+		pcm_release(pc, &pc->dom[d], true);
+}
+
+/* Presuspend: "move_gap" stops; moves that writes owe go on (presuspend_undo too). */
+void pcm_move_suspending(struct pcm_c *pc, bool suspending)
+{
+	WRITE_ONCE(pc->suspending, suspending);
 }
 
 /* Resume: moves owed before the suspend go ahead. */
@@ -329,9 +338,10 @@ void pcm_move_resume(struct pcm_c *pc)
 	bool owed = false;
 	u32 d;
 
+	WRITE_ONCE(pc->suspending, false);
 	WRITE_ONCE(pc->quiesced, false);
 	for (d = 0; d < pc->nr_domains; d++)
 		owed |= READ_ONCE(pc->dom[d].owed) != 0;
 	if (owed)
-		queue_work(pc->wq, &pc->move_work);
+		pcm_move_due(pc);
 }

@@ -108,33 +108,24 @@ static int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
-	u32 rs = 1U << pc->row_shift, in_row;
-	sector_t sector;
+	u32 rs = 1U << pc->layout.row_shift, in_row;
 
-	io->dom = NULL;
+	io->state = PCM_IO_IDLE;
 	bio_set_dev(bio, pc->dev->bdev);
-	if (!bio_sectors(bio)) {
-		/* an empty flush: rows copied by gap moves are durable already */
-		pcm_account(pc, bio);
-		return DM_MAPIO_REMAPPED;
+	if (bio_sectors(bio)) {
+		in_row = dm_target_offset(ti, bio->bi_iter.bi_sector) & (rs - 1);
+		/* 6.1 splits discards only at the target's end: cut them per row */
+		if (bio_sectors(bio) > rs - in_row)
+			dm_accept_partial_bio(bio, rs - in_row);
 	}
-	sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	in_row = sector & (rs - 1);
-	/* 6.1 splits discards only at the target's end: cut them per row */
-	if (bio_sectors(bio) > rs - in_row)
-		dm_accept_partial_bio(bio, rs - in_row);
 	pcm_account(pc, bio);
-	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed))
-		return DM_MAPIO_KILL;
-	return pcm_map_row(pc, bio, sector >> pc->row_shift, in_row);
+	return pcm_map_bio(pc, bio);
 }
 
+/* Idempotent: a held or re-decoded completion may come back here. */
 static int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
-	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
-
-	if (io->dom)
-		pcm_end_row(io);
+	pcm_io_done(ti->private, dm_per_bio_data(bio, sizeof(struct pcm_io)));
 	return DM_ENDIO_DONE;
 }
 
@@ -144,6 +135,7 @@ static void pcm_dtr(struct dm_target *ti)
 
 	pcm_move_exit(pc);
 	pcm_meta_exit(pc);
+	pcm_io_exit(pc);
 	kvfree(pc->dom);
 	if (pc->meta_dev)
 		dm_put_device(ti, pc->meta_dev);
@@ -242,10 +234,6 @@ static int pcm_check_alignment(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Misaligned device offset";
 		return -EINVAL;
 	}
-	if (pc->meta_dev && bdev_logical_block_size(pc->meta_dev->bdev) > PCM_SB_BLOCK) {
-		ti->error = "Metadata device blocks larger than 4 KiB";
-		return -EINVAL;
-	}
 	return 0;
 }
 
@@ -264,10 +252,19 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 		return r;
 	l->dev_sectors = bdev_nr_sectors(pc->dev->bdev);
 	l->offset = pc->start;
+	l->meta_dev = pc->meta_dev;
 	l->meta_dev_sectors = pc->meta_dev ? bdev_nr_sectors(pc->meta_dev->bdev) : 0;
+	l->meta_block = bdev_logical_block_size((pc->meta_dev ?: pc->dev)->bdev);
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
 	e = pcm_layout_compute(l);
+	if (e == PCM_LAYOUT_META_EMPTY || e == PCM_LAYOUT_META_BLOCK) {
+		DMERR("%s: %s", pc->meta_dev ? pc->meta_dev->name : pc->dev->name,
+		      pcm_layout_error(e));
+		ti->error = e == PCM_LAYOUT_META_EMPTY ? "Metadata device is empty" :
+			    "Metadata device blocks larger than 4 KiB";
+		return -EINVAL;
+	}
 	if (e != PCM_LAYOUT_OK) {
 		DMERR("device too small: %s (%llu sectors, offset %llu, domains:%u)",
 		      pcm_layout_error(e), l->dev_sectors, l->offset, l->domains);
@@ -288,7 +285,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 		return -EINVAL;
 	}
 	pc->nr_domains = l->domains;
-	pc->row_shift = ilog2(l->row_size >> SECTOR_SHIFT);
+	pc->domain_shift = is_power_of_2(l->domains) ? ilog2(l->domains) : U32_MAX;
 	return 0;
 }
 
@@ -304,9 +301,8 @@ static int pcm_domains_init(struct pcm_c *pc)
 		struct pcm_domain *dom = &pc->dom[d];
 
 		spin_lock_init(&dom->lock);
-		init_completion(&dom->drained);
-		bio_list_init(&dom->held);
-		bio_list_init(&dom->throttled);
+		seqcount_spinlock_init(&dom->seq, &dom->lock);
+		bio_list_init(&dom->parked);
 		dom->id = d;
 		dom->moving = PCM_NOT_MOVING;
 		dom->nr_rows = pcm_sg_domain_rows(pc->logical_rows, pc->nr_domains, d);
@@ -319,7 +315,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 /* Allocations and clients; each failure names what could not be had. */
 static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 {
-	if (pcm_domains_init(pc)) {
+	if (pcm_domains_init(pc) || pcm_io_init(pc)) {
 		ti->error = "Cannot allocate domains";
 		return -ENOMEM;
 	}
@@ -382,7 +378,7 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	r = dm_set_target_max_io_len(ti, 1U << pc->row_shift);
+	r = dm_set_target_max_io_len(ti, 1U << pc->layout.row_shift);
 	if (r) {
 		ti->error = "Cannot set row size";
 		goto bad;
@@ -391,6 +387,8 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;
 	ti->per_io_data_size = sizeof(struct pcm_io);
+	/* a parked bio may be submitted and done before map returns */
+	ti->accounts_remapped_io = true;
 	return 0;
 
 bad:
@@ -398,12 +396,23 @@ bad:
 	return r;
 }
 
-static void pcm_postsuspend(struct dm_target *ti)
+/*
+ * Suspend: "move_gap" stops at presuspend; the moves that writes owe go
+ * on until postsuspend, so the writes of a freeze are throttled as any
+ * others and nothing piles up.  dm undoes presuspend when the suspend
+ * fails or is interrupted (lock_fs fails, a signal): so must we.
+ */
+static void pcm_presuspend(struct dm_target *ti)
 {
-	pcm_move_quiesce(ti->private);
+	pcm_move_suspending(ti->private, true);
 }
 
-static void pcm_presuspend(struct dm_target *ti)
+static void pcm_presuspend_undo(struct dm_target *ti)
+{
+	pcm_move_suspending(ti->private, false);
+}
+
+static void pcm_postsuspend(struct dm_target *ti)
 {
 	pcm_move_quiesce(ti->private);
 }
@@ -432,9 +441,9 @@ static void pcm_status_registers(struct pcm_c *pc, char *result,
 	for (d = 0; d < n; d++) {
 		struct pcm_sg_domain x;
 
-		spin_lock_irq(&pc->dom[d].lock);
+		spin_lock(&pc->dom[d].lock);
 		x = pc->dom[d].regs;
-		spin_unlock_irq(&pc->dom[d].lock);
+		spin_unlock(&pc->dom[d].lock);
 		if (d < PCM_STATUS_LIST)
 			r[d] = x;
 		lo.start = min(lo.start, x.start);
@@ -458,7 +467,7 @@ static void pcm_status_registers(struct pcm_c *pc, char *result,
 
 static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 {
-	u64 sum[PCM_NR_COUNTERS];
+	u64 sum[PCM_NR_COUNTERS], owed;
 	unsigned int i, sz = 0;
 
 	pcm_stats_sum(pc, sum);
@@ -475,6 +484,12 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	       READ_ONCE(pc->meta_failed) ? "failed" : pc->read_only ? "read-only" : "ok",
 	       pc->nr_domains);
 	pcm_status_registers(pc, result, maxlen, &sz);
+	for (i = 0, owed = 0; i < pc->nr_domains; i++)
+		owed += READ_ONCE(pc->dom[i].owed);
+	DMEMIT(" moves_owed:%llu parked_writes:%lld wouldblock:%lld", owed,
+	       atomic64_read(&pc->parked_writes), atomic64_read(&pc->wouldblock));
+	DMEMIT(" sb_writes:%llu meta_flushes:%llu", READ_ONCE(pc->sb_writes),
+	       READ_ONCE(pc->meta_flushes));
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -524,6 +539,10 @@ static int pcm_msg_stats(struct pcm_c *pc, unsigned int argc, char **argv)
 	pc->gap_moves = 0;
 	pc->start_wraps = 0;
 	pc->move_errors = 0;
+	pc->sb_writes = 0;
+	pc->meta_flushes = 0;
+	atomic64_set(&pc->parked_writes, 0);
+	atomic64_set(&pc->wouldblock, 0);
 	mutex_unlock(&pc->meta_lock);
 	return 0;
 }
@@ -594,8 +613,7 @@ static int pcm_msg_writable(struct pcm_c *pc, const char *verb)
  */
 static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
 {
-	u64 n = 1, i;
-	u32 d;
+	u64 n = 1;
 	int r;
 
 	if (argc == 2 && (pcm_parse_u64(argv[1], &n) || n > PCM_MAX_MOVES))
@@ -607,20 +625,10 @@ static int pcm_msg_move_gap(struct pcm_c *pc, unsigned int argc, char **argv)
 	r = pcm_msg_writable(pc, "move_gap");
 	if (r)
 		return r;
-	flush_work(&pc->move_work);
-	for (i = 0; i < n; i++) {
-		for (d = 0; d < pc->nr_domains; d++) {
-			r = pcm_move_gap(pc, &pc->dom[d]);
-			if (r == -EAGAIN)
-				DMERR("move_gap: device is suspending");
-			if (r)
-				return r;
-		}
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
-	}
-	return 0;
+	r = pcm_move_rounds(pc, n);
+	if (r == -EAGAIN)
+		DMERR("move_gap: device is suspending");
+	return r;
 }
 
 static int pcm_msg_persist(struct pcm_c *pc, unsigned int argc)
@@ -635,7 +643,8 @@ static int pcm_msg_persist(struct pcm_c *pc, unsigned int argc)
 	if (r)
 		return r;
 	mutex_lock(&pc->meta_lock);
-	r = pcm_meta_write(pc, NULL, NULL);
+	pc->copies_differ = true;	/* "write the superblock now": both copies */
+	r = pcm_meta_persist(pc, true);
 	mutex_unlock(&pc->meta_lock);
 	return r;
 }
@@ -653,9 +662,9 @@ static int pcm_msg_registers(struct pcm_c *pc, unsigned int argc,
 		return -EINVAL;
 	}
 	for (d = 0; d < pc->nr_domains; d++) {
-		spin_lock_irq(&pc->dom[d].lock);
+		spin_lock(&pc->dom[d].lock);
 		r = pc->dom[d].regs;
-		spin_unlock_irq(&pc->dom[d].lock);
+		spin_unlock(&pc->dom[d].lock);
 		DMEMIT("%s%llu/%llu", d ? " " : "", r.start, r.gap);
 	}
 	return 1;
@@ -687,7 +696,8 @@ static int pcm_iterate_devices(struct dm_target *ti,
 			       iterate_devices_callout_fn fn, void *data)
 {
 	struct pcm_c *pc = ti->private;
-	u64 len = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains) << pc->row_shift;
+	u64 len = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains) <<
+		  pc->layout.row_shift;
 
 	return fn(ti, pc->dev, pc->start, len, data);
 }
@@ -712,6 +722,7 @@ static struct target_type pcm_target = {
 	.map = pcm_map,
 	.end_io = pcm_end_io,
 	.presuspend = pcm_presuspend,
+	.presuspend_undo = pcm_presuspend_undo,
 	.postsuspend = pcm_postsuspend,
 	.preresume = pcm_preresume,
 	.resume = pcm_resume,

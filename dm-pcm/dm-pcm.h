@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * dm-pcm: the target's private state, shared by the target (map, status,
- * messages), the metadata code and the gap mover.
+ * dm-pcm: the target's private state, shared by the target (table,
+ * status, messages), the data path (dm-pcm-io.c), the metadata code and
+ * the gap mover.
  */
 #ifndef DM_PCM_H
 #define DM_PCM_H
 
+#include <linux/atomic.h>
 #include <linux/bio.h>
-#include <linux/completion.h>
 #include <linux/device-mapper.h>
 #include <linux/mutex.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/u64_stats_sync.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 
 #include "pcm-layout.h"
@@ -26,38 +29,60 @@ struct dm_io_client;
 #define PCM_NOT_MOVING	U64_MAX
 
 /*
- * One start-gap domain.  The map path reads the registers under @lock;
- * they change only with pcm_c.meta_lock held as well, so the metadata code
- * reads them under that mutex alone.
+ * One start-gap domain.  The map path reads @regs, @moving and @gate
+ * without a lock; they change under @lock, the registers inside @seq.
+ * The mover (dm-pcm-move.c) is the only writer of @regs and @moving.
  *
- * A gap move must not copy a row while a bio to it is in flight.  Mapped
- * bios count in one of two epochs; a move flips the epoch and waits for
- * the old one to drain, so it waits only for bios issued before it began,
- * and only the bios for the row being moved wait for it (on @held).
- * Writes that find the domain too far behind on its moves wait on
- * @throttled (dm-pcm-move.c).
+ * Writes that must wait (their row is being copied, or the domain owes
+ * PCM_OWED_MAX moves) park on @parked in arrival order and are released
+ * from its head, as many as the mover's progress allows; @gate sends the
+ * map path to the locked slow path while anything of that is going on.
  */
 struct pcm_domain {
-	spinlock_t lock;		/* everything below but nr_rows, feistel */
+	seqcount_spinlock_t seq;	/* @regs */
+	struct pcm_sg_domain regs;
+	u64 moving;			/* domain row being copied */
+	bool gate;			/* moving, parked bios or owed moves */
+	atomic_t writes;		/* row writes since a move fell due */
+
+	spinlock_t lock;		/* everything below but the constants */
+	unsigned int owed;		/* gap moves the worker still has to do */
+	struct bio_list parked;		/* FIFO: bios waiting for the mover */
+	bool unpersisted;		/* moved since last persisted; meta_lock */
+
 	u32 id;
 	u64 nr_rows;			/* logical rows; nr_rows + 1 physical */
 	struct pcm_feistel feistel;
-	struct pcm_sg_domain regs;
-	u64 moving;			/* domain row being copied */
-	u64 writes;			/* row writes since a move was last owed */
-	u64 owed;			/* gap moves the worker still has to do */
-	unsigned int inflight[2];	/* mapped bios per epoch */
-	unsigned int epoch;
-	bool draining;			/* a move waits for the old epoch */
-	struct completion drained;
-	struct bio_list held;		/* bios for the row being moved */
-	struct bio_list throttled;	/* writes waiting for owed moves */
 };
 
-/* Per-bio data: the epoch of the domain a mapped bio counts in. */
+/*
+ * Per-bio data.  A bio is IDLE until it is mapped to a row, MAPPED while it
+ * counts in the in-flight epoch it entered, DONE once the count dropped:
+ * end_io may run more than once (completions held by the timing model or
+ * decoded later by ECC) and drops the count only the first time, when the
+ * backing I/O is over.
+ */
+enum pcm_io_state {
+	PCM_IO_IDLE,
+	PCM_IO_MAPPED,
+	PCM_IO_DONE,
+};
+
 struct pcm_io {
-	struct pcm_domain *dom;		/* NULL: not counted */
-	unsigned int epoch;
+	u64 row;			/* domain row, while parked */
+	u8 state;			/* enum pcm_io_state */
+	u8 epoch;			/* PCM_IO_MAPPED: which counter */
+};
+
+/*
+ * Bios mapped to rows, per CPU and epoch, as SRCU counts its readers: the
+ * map path never takes a shared lock or writes a shared cache line, and a
+ * gap move waits only for the bios that were mapped before it held its
+ * rows (pcm_grace()).
+ */
+struct pcm_inflight {
+	unsigned long enter[2];
+	unsigned long exit[2];
 };
 
 /* Counters, in the order "dmsetup status" prints them: append only. */
@@ -88,16 +113,22 @@ struct pcm_c {
 	sector_t start;			/* first backing sector used */
 	struct pcm_config cfg;		/* as the table line gave it */
 	struct pcm_config live;		/* effective: cfg, changed by "set" */
-	unsigned int row_shift;		/* log2 of row size in sectors */
 	u64 logical_rows;
 	u32 nr_domains;
+	u32 domain_shift;		/* log2(nr_domains) when a power of two */
 	bool randomize;
 	bool read_only;			/* table loaded without write access */
-	struct pcm_layout layout;
+	struct pcm_layout layout;	/* where rows and superblocks are */
 	struct pcm_domain *dom;
 
+	/* the map path's in-flight counts: dm-pcm-io.c */
+	struct pcm_inflight __percpu *inflight;
+	unsigned long epoch;		/* under meta_lock; the map path reads it */
+	bool draining;			/* pcm_grace() waits on drain_wq */
+	wait_queue_head_t drain_wq;
+
 	/* metadata: dm-pcm-meta.c */
-	struct mutex meta_lock;		/* superblock, seq, register changes */
+	struct mutex meta_lock;		/* superblock, moves, register changes */
 	struct dm_io_client *io_client;
 	void *sb_buf;			/* one on-disk copy */
 	struct pcm_sb sb;		/* what is written next */
@@ -105,13 +136,23 @@ struct pcm_c {
 	bool loaded;			/* registers came from the device */
 	bool formatted;			/* "format" has been carried out */
 	bool meta_failed;		/* a superblock write failed: no writes */
+	bool unpersisted;		/* a domain moved since the last persist */
+	bool copies_differ;		/* the two copies hold different registers */
+	u64 sb_writes, meta_flushes;	/* issued to persist moves; meta_lock */
 
 	/* gap moves: dm-pcm-move.c */
 	struct workqueue_struct *wq;
 	struct work_struct move_work;
+	struct delayed_work commit_work;	/* persist: flushes, FUA, timer */
+	spinlock_t commit_lock;		/* commit_bios */
+	struct bio_list commit_bios;	/* flushes and FUA writes awaiting it */
+	struct pcm_domain **round;	/* the domains of one round of moves */
 	void *row_buf;			/* a row on its way to the gap */
-	bool quiesced;			/* suspended: no moves */
+	bool suspending;		/* presuspend .. resume: no move_gap */
+	bool quiesced;			/* postsuspend .. resume: no moves */
 	u64 gap_moves, start_wraps, move_errors;	/* under meta_lock */
+	atomic64_t parked_writes;	/* writes that waited for the mover */
+	atomic64_t wouldblock;		/* REQ_NOWAIT bios refused instead */
 
 	struct pcm_stats __percpu *stats;
 	spinlock_t stats_lock;		/* protects stats_base */
@@ -135,18 +176,31 @@ int pcm_meta_init(struct pcm_c *pc);
 void pcm_meta_exit(struct pcm_c *pc);
 int pcm_meta_check(struct pcm_c *pc);
 int pcm_meta_load(struct pcm_c *pc);
-int pcm_meta_write(struct pcm_c *pc, const struct pcm_domain *dom,
-		   const struct pcm_sg_domain *next);
+int pcm_meta_persist(struct pcm_c *pc, bool both);
 int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 	   sector_t sector, sector_t count, void *buf);
+
+/* dm-pcm-io.c */
+int pcm_io_init(struct pcm_c *pc);
+void pcm_io_exit(struct pcm_c *pc);
+int pcm_map_bio(struct pcm_c *pc, struct bio *bio);
+int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row);
+void pcm_io_done(struct pcm_c *pc, struct pcm_io *io);
+void pcm_hold_row(struct pcm_domain *dom, u64 row);
+void pcm_grace(struct pcm_c *pc);
+void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
+		const struct pcm_sg_domain *next, bool paid);
+void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
+void pcm_resubmit(struct pcm_c *pc, struct bio_list *list);
 
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);
 void pcm_move_exit(struct pcm_c *pc);
-int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row);
-void pcm_end_row(struct pcm_io *io);
-int pcm_move_gap(struct pcm_c *pc, struct pcm_domain *dom);
+void pcm_move_due(struct pcm_c *pc);
+bool pcm_defer_commit(struct pcm_c *pc, struct bio *bio);
+int pcm_move_rounds(struct pcm_c *pc, u64 rounds);
 void pcm_move_quiesce(struct pcm_c *pc);
+void pcm_move_suspending(struct pcm_c *pc, bool suspending);
 void pcm_move_resume(struct pcm_c *pc);
 
 #endif

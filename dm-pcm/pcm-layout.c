@@ -10,14 +10,25 @@
 
 #define SB_ALIGN_SECTORS	(PCM_SB_BLOCK >> 9)
 
+/*
+ * Superblock copies are whole PCM_SB_BLOCKs so that any device with
+ * logical blocks up to that size can write one without read-modify-write.
+ */
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 {
 	u64 end = l->dev_sectors, rows;
 
 	l->sb_sectors = pcm_sb_size(l->domains) >> 9;
+	l->row_shift = 0;
+	while ((512U << l->row_shift) < l->row_size)
+		l->row_shift++;
 	l->max_rows = 0;
 	l->max_length = 0;
-	if (l->meta_dev_sectors) {
+	if (l->meta_block > PCM_SB_BLOCK)
+		return PCM_LAYOUT_META_BLOCK;
+	if (l->meta_dev) {
+		if (!l->meta_dev_sectors)
+			return PCM_LAYOUT_META_EMPTY;
 		if (l->meta_dev_sectors < 2 * l->sb_sectors)
 			return PCM_LAYOUT_META_SMALL;
 		l->meta_start = 0;
@@ -46,8 +57,12 @@ const char *pcm_layout_error(enum pcm_layout_err e)
 		return "ok";
 	case PCM_LAYOUT_OFFSET:
 		return "offset leaves no room for rows before the metadata";
+	case PCM_LAYOUT_META_EMPTY:
+		return "meta_device has no sectors";
 	case PCM_LAYOUT_META_SMALL:
 		return "no room for the two superblock copies";
+	case PCM_LAYOUT_META_BLOCK:
+		return "metadata device has logical blocks over 4096 bytes";
 	case PCM_LAYOUT_TOO_SMALL:
 		return "fewer than two physical rows per domain";
 	}

@@ -9,20 +9,28 @@
  * Metadata:     superblock copy 0 | copy 1, each pcm_sb_size(K) bytes,
  *               at the end of the data device (aligned down to 4 KiB),
  *               or at sector 0 of a separate meta_device.
+ *
+ * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
+ * the one place that turns (domain, physical row) into a backing sector.
  */
 #ifndef DM_PCM_LAYOUT_H
 #define DM_PCM_LAYOUT_H
 
 #include <linux/types.h>
 
+#include "pcm-startgap.h"
+
 struct pcm_layout {
 	/* inputs */
 	u64 dev_sectors;	/* size of the data device */
 	u64 offset;		/* first data sector used */
-	u64 meta_dev_sectors;	/* size of meta_device, 0 = metadata inside */
+	bool meta_dev;		/* metadata on a meta_device ... */
+	u64 meta_dev_sectors;	/* ... of this size */
+	u32 meta_block;		/* logical block size where the metadata is, 0: 512 */
 	u32 row_size;		/* bytes, a power of two >= 512 */
 	u32 domains;
 	/* outputs of pcm_layout_compute() */
+	u32 row_shift;		/* log2 of row_size in sectors */
 	u64 sb_sectors;		/* one superblock copy */
 	u64 meta_start;		/* copy 0, in sectors of the metadata device */
 	u64 max_rows;		/* largest legal logical row count */
@@ -33,12 +41,20 @@ struct pcm_layout {
 enum pcm_layout_err {
 	PCM_LAYOUT_OK,
 	PCM_LAYOUT_OFFSET,	/* offset at or past the usable end */
+	PCM_LAYOUT_META_EMPTY,	/* meta_device has no sectors at all */
 	PCM_LAYOUT_META_SMALL,	/* no room for two superblock copies */
+	PCM_LAYOUT_META_BLOCK,	/* metadata device blocks over PCM_SB_BLOCK */
 	PCM_LAYOUT_TOO_SMALL,	/* fewer physical rows than 2 per domain */
 };
 
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l);
 const char *pcm_layout_error(enum pcm_layout_err e);
 u64 pcm_layout_rows(u64 length, u32 row_size);
+
+/* First sector of physical row @p of domain @d on the data device. */
+static inline u64 pcm_layout_slot(const struct pcm_layout *l, u32 d, u64 p)
+{
+	return l->offset + (pcm_sg_backing_row(l->domains, d, p) << l->row_shift);
+}
 
 #endif

@@ -28,7 +28,7 @@ struct pcm_sb_disk {
 	__le32 domains;
 	__le64 randomize_seed;
 	__le32 randomize;
-	__le32 reserved;
+	__le32 features;	/* version 2; zero in version 1 */
 	__le64 data_offset;
 	struct pcm_sb_disk_domain dom[];
 } __packed;
@@ -70,7 +70,7 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 
 	memset(buf, 0, len);
 	d->magic = cpu_to_le32(PCM_SB_MAGIC);
-	d->version = cpu_to_le32(PCM_SB_VERSION);
+	d->version = cpu_to_le32(sb->geo.features ? 2 : 1);
 	d->size = cpu_to_le32(size);
 	d->seq = cpu_to_le64(sb->seq);
 	d->logical_rows = cpu_to_le64(sb->geo.logical_rows);
@@ -78,6 +78,7 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 	d->domains = cpu_to_le32(sb->geo.domains);
 	d->randomize_seed = cpu_to_le64(sb->geo.randomize_seed);
 	d->randomize = cpu_to_le32(sb->geo.randomize);
+	d->features = cpu_to_le32(sb->geo.features);
 	d->data_offset = cpu_to_le64(sb->geo.data_offset);
 	for (i = 0; i < sb->geo.domains; i++) {
 		d->dom[i].start = cpu_to_le64(sb->dom[i].start);
@@ -106,7 +107,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 {
 	const struct pcm_sb_disk *d = buf;
 	struct pcm_sb_geometry g = {};
-	u32 i, size;
+	u32 i, size, version;
 	u64 n;
 
 	if (len < PCM_SB_BLOCK)
@@ -115,11 +116,14 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 		return PCM_SB_ZERO;
 	if (le32_to_cpu(d->magic) != PCM_SB_MAGIC)
 		return PCM_SB_FOREIGN;
-	if (le32_to_cpu(d->version) > PCM_SB_VERSION)
+	version = le32_to_cpu(d->version);
+	g.features = le32_to_cpu(d->features);
+	if (version > PCM_SB_VERSION ||
+	    (version == 2 && (g.features & ~PCM_SB_FEATURES_KNOWN)))
 		return PCM_SB_NEWER;
 	size = le32_to_cpu(d->size);
 	g.domains = le32_to_cpu(d->domains);
-	if (!le32_to_cpu(d->version) || g.domains > max_domains ||
+	if (!version || (version == 1 && g.features) || g.domains > max_domains ||
 	    size != pcm_sb_size(g.domains) || size > len ||
 	    le32_to_cpu(d->csum) != pcm_sb_csum(buf, size, size))
 		return PCM_SB_CORRUPT;
@@ -171,6 +175,7 @@ const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
 		{ "randomize", disk->randomize, table->randomize },
 		{ "randomize_seed", disk->randomize_seed, table->randomize_seed },
 		{ "logical_rows", disk->logical_rows, table->logical_rows },
+		{ "features", disk->features, table->features },
 	};
 	unsigned int i;
 

@@ -13,7 +13,17 @@
 #include "pcm-startgap.h"
 
 #define PCM_SB_MAGIC		0x6d43506dU	/* "mPCm" on disk */
-#define PCM_SB_VERSION		1
+
+/*
+ * Format versions.  Version 1 is the base format; version 2 adds the
+ * features word (version 1's reserved field, always zero there): each bit
+ * is a feature that changes how the device is laid out or read (ECC
+ * parity, wear counters), so code that does not know a bit must refuse
+ * the device.  A superblock without features is written as version 1, so
+ * older modules still load it.
+ */
+#define PCM_SB_VERSION		2
+#define PCM_SB_FEATURES_KNOWN	0U	/* none yet */
 #define PCM_SB_BLOCK		4096		/* unit of the on-disk size */
 #define PCM_SB_MAX_DOMAINS	65536
 
@@ -25,6 +35,7 @@ struct pcm_sb_geometry {
 	u32 domains;
 	u64 randomize_seed;
 	u32 randomize;		/* 0: off, 1: Feistel with randomize_seed */
+	u32 features;		/* PCM_SB_FEATURES_KNOWN bits */
 };
 
 struct pcm_sb {
@@ -38,7 +49,7 @@ enum pcm_sb_status {
 	PCM_SB_ZERO,		/* never written: may be formatted */
 	PCM_SB_FOREIGN,		/* not a dm-pcm superblock */
 	PCM_SB_CORRUPT,		/* dm-pcm's, but the checksum or a field is bad */
-	PCM_SB_NEWER,		/* a format version this code does not know */
+	PCM_SB_NEWER,		/* a version or feature this code does not know */
 };
 
 size_t pcm_sb_size(u32 domains);

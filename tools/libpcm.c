@@ -73,16 +73,17 @@ int libpcm_parse(int argc, char **argv, u64 *out, char *text, size_t len)
 
 /*
  * The largest legal table length for a data device of @dev_sectors used
- * from @offset, with metadata at its end (@meta_dev_sectors 0) or on a
- * meta_device of that size.  Returns 0 with LIBPCM_NR_LENGTH_OUT values
+ * from @offset, with metadata at its end or (@meta_given) on a meta_device
+ * of @meta_dev_sectors.  Returns 0 with LIBPCM_NR_LENGTH_OUT values
  * in @out, or -EINVAL with the reason in @err.
  */
-int libpcm_length(u64 dev_sectors, u64 offset, u64 meta_dev_sectors,
+int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sectors,
 		  u32 row_size, u32 domains, u64 *out, char *err, size_t len)
 {
 	struct pcm_layout l = {
 		.dev_sectors = dev_sectors,
 		.offset = offset,
+		.meta_dev = meta_given,
 		.meta_dev_sectors = meta_dev_sectors,
 		.row_size = row_size,
 		.domains = domains,

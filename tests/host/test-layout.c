@@ -46,7 +46,7 @@ static void test_fits_exactly(void)
 
 static void test_external_meta(void)
 {
-	struct pcm_layout l = { .dev_sectors = 8192, .offset = 0,
+	struct pcm_layout l = { .dev_sectors = 8192, .offset = 0, .meta_dev = true,
 				.meta_dev_sectors = 16, .row_size = 4096,
 				.domains = 1 };
 
@@ -54,6 +54,36 @@ static void test_external_meta(void)
 	      l.max_rows == 1023 && l.max_length == 8184, "whole device for rows");
 	l.meta_dev_sectors = 15;
 	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_SMALL, "meta device too small");
+	/* a meta_device of 0 sectors is an empty device, not "no meta_device" */
+	l.meta_dev_sectors = 0;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_EMPTY, "empty meta device");
+}
+
+/* Superblocks are written whole: no device with blocks over 4 KiB. */
+static void test_meta_block(void)
+{
+	struct pcm_layout l = { .dev_sectors = 8192, .row_size = 8192, .domains = 1,
+				.meta_block = 4096 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK, "4 KiB blocks hold metadata");
+	l.meta_block = 8192;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_BLOCK, "8 KiB blocks refused");
+	l.meta_dev = true;
+	l.meta_dev_sectors = 64;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_META_BLOCK,
+	      "on a meta_device too");
+}
+
+/* The slot of (domain, physical row) is the interleaved backing row. */
+static void test_slot(void)
+{
+	struct pcm_layout l = { .dev_sectors = 1 << 20, .offset = 16, .row_size = 8192,
+				.domains = 3 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.row_shift == 4,
+	      "8 KiB rows are 16 sectors");
+	check(pcm_layout_slot(&l, 0, 0) == 16 && pcm_layout_slot(&l, 2, 0) == 16 + 32 &&
+	      pcm_layout_slot(&l, 1, 5) == 16 + 16 * 16, "backing row p * K + d");
 }
 
 static void test_refusals(void)
@@ -80,6 +110,8 @@ int main(void)
 {
 	RUN(test_fits_exactly);
 	RUN(test_external_meta);
+	RUN(test_meta_block);
+	RUN(test_slot);
 	RUN(test_refusals);
 	return tap_done();
 }

@@ -33,8 +33,11 @@ import sys
 COUNTERS = ('reads', 'writes', 'read_bytes', 'write_bytes', 'flushes', 'fua_writes',
             'discards', 'discard_bytes', 'write_zeroes', 'write_zeroes_bytes',
             'gap_moves', 'start_wraps', 'move_errors')
+# The mover's figures after the registers: moves owed now, then counters
+# that "stats reset" zeroes too.
+MOVER = ('moves_owed', 'parked_writes', 'wouldblock', 'sb_writes', 'meta_flushes')
 # Every field, in the order the module prints them (new ones are appended).
-FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap')
+FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER
 METADATA_STATES = ('ok', 'failed', 'read-only')
 # PCM_STATUS_LIST: up to this many domains, start and gap list every
 # domain's register (comma-separated); above it, "min..max".
@@ -119,9 +122,10 @@ def validate(words, domains=None, metadata=None):
                 raise StatusError(f'{key} missing (the line ends after {len(keys)} fields)')
             if keys[i] != key:
                 raise StatusError(f'field {i + 1} is {keys[i]!r}, want {key!r}')
-        raise StatusError(f'unexpected field(s) after gap: {" ".join(ws[len(FIELDS):])}')
+        raise StatusError(f'unexpected field(s) after {FIELDS[-1]}: '
+                          f'{" ".join(ws[len(FIELDS):])}')
     raw = dict(w.split(':', 1) for w in ws)
-    for key in COUNTERS:
+    for key in COUNTERS + MOVER:
         _number(key, raw[key])
     if raw['metadata'] not in METADATA_STATES:
         raise StatusError(f'metadata:{raw["metadata"]}: not one of {"/".join(METADATA_STATES)}')

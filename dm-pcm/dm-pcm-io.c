@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm data path: a bio's row is looked up and remapped without a lock;
+ * bios that must wait for the gap mover park per domain in arrival order.
+ *
+ * A gap move copies one row (the source) into the gap.  While it does,
+ * writes, discards and write-zeroes of that row park: they would change
+ * the source under the copy.  Reads go on: the source stays intact until
+ * the registers switch, and the next move into it (it is then the gap)
+ * first waits for every bio mapped before that move began.
+ *
+ * The wait is an SRCU-style grace period over per-CPU counters.  A mapped
+ * bio enters the current epoch's counter, then looks at its domain's gate;
+ * the mover sets the gates of the rows it holds, then waits until the
+ * bios of both epochs that entered before it are over.  Either a bio sees
+ * the gate, or the mover sees the bio enter and waits for it (the two
+ * full barriers of pcm_enter() and pcm_grace() pair).
+ */
+#include <linux/blkdev.h>
+#include <linux/percpu.h>
+
+#include "dm-pcm.h"
+
+/* Writes that program cells count toward the gap interval. */
+static bool programs_cells(struct bio *bio)
+{
+	return (bio_op(bio) == REQ_OP_WRITE && bio_sectors(bio)) ||
+	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
+}
+
+static struct pcm_io *io_of(struct bio *bio)
+{
+	return dm_per_bio_data(bio, sizeof(struct pcm_io));
+}
+
+static void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
+{
+	io->epoch = READ_ONCE(pc->epoch) & 1;
+	io->state = PCM_IO_MAPPED;
+	this_cpu_inc(pc->inflight->enter[io->epoch]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
+}
+
+/* The bio's backing I/O is over, or it was never issued: drop its count. */
+void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
+{
+	if (io->state != PCM_IO_MAPPED)
+		return;
+	io->state = PCM_IO_DONE;
+	smp_mb(); /* what the bio did comes before its count drops */
+	this_cpu_inc(pc->inflight->exit[io->epoch]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
+	if (unlikely(READ_ONCE(pc->draining)))
+		wake_up(&pc->drain_wq);
+}
+
+static unsigned long inflight_sum(struct pcm_c *pc, bool exits, unsigned int idx)
+{
+	unsigned long sum = 0;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct pcm_inflight *f = per_cpu_ptr(pc->inflight, cpu);
+		unsigned long *n = exits ? &f->exit[idx] : &f->enter[idx];
+
+		sum += READ_ONCE(*n);
+	}
+	return sum;
+}
+
+/* No bio of epoch @idx in flight; an exit counted has its enter counted. */
+static bool drained(struct pcm_c *pc, unsigned int idx)
+{
+	unsigned long exits = inflight_sum(pc, true, idx);
+
+	smp_mb(); /* see srcu_readers_active_idx_check() */
+	return inflight_sum(pc, false, idx) == exits;
+}
+
+/*
+ * Wait until every bio mapped before the call is over (the gates set
+ * before it are seen by all bios mapped after).  As synchronize_srcu():
+ * drain the idle epoch of stragglers that read the epoch before the last
+ * flip, flip, drain the epoch that was current.  Caller holds meta_lock.
+ */
+void pcm_grace(struct pcm_c *pc)
+{
+	unsigned long e = pc->epoch;
+
+	lockdep_assert_held(&pc->meta_lock);
+	WRITE_ONCE(pc->draining, true);
+	smp_mb(); /* pairs with pcm_enter() and pcm_io_done() */
+	wait_event(pc->drain_wq, drained(pc, (e + 1) & 1));
+	WRITE_ONCE(pc->epoch, e + 1);
+	smp_mb(); /* bios that read the new epoch enter its counter */
+	wait_event(pc->drain_wq, drained(pc, e & 1));
+	WRITE_ONCE(pc->draining, false);
+}
+
+/* Logical row -> domain and domain row; no division for 2^n domains. */
+static struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
+{
+	struct pcm_domain *dom;
+	u32 d;
+
+	if (pc->domain_shift != U32_MAX) {
+		d = row & (pc->nr_domains - 1);
+		*l = row >> pc->domain_shift;
+	} else {
+		*l = div_u64_rem(row, pc->nr_domains, &d);
+	}
+	dom = &pc->dom[d];
+	if (pc->randomize)
+		*l = pcm_feistel_permute(&dom->feistel, dom->nr_rows, *l);
+	return dom;
+}
+
+static void remap(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
+		  u64 l, u32 in_row)
+{
+	unsigned int seq;
+	u64 p;
+
+	do {
+		seq = read_seqcount_begin(&dom->seq);
+		p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
+	} while (read_seqcount_retry(&dom->seq, seq));
+	bio->bi_iter.bi_sector = pcm_layout_slot(&pc->layout, dom->id, p) + in_row;
+}
+
+/* Writes park while the domain owes this many moves (one moving, one owed). */
+#define PCM_OWED_MAX	2
+
+static void update_gate(struct pcm_domain *dom)
+{
+	lockdep_assert_held(&dom->lock);
+	WRITE_ONCE(dom->gate, dom->moving != PCM_NOT_MOVING ||
+		   !bio_list_empty(&dom->parked) || dom->owed >= PCM_OWED_MAX);
+}
+
+/* Count a row write with one atomic; true when it makes a gap move due. */
+static bool count_write(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	u64 interval = READ_ONCE(pc->live.val[PCM_GAP_INTERVAL]);
+	int old = atomic_read(&dom->writes), new;
+
+	if (!interval || pc->read_only)
+		return false;
+	do {
+		new = old + 1 >= interval ? 0 : old + 1;
+	} while (!atomic_try_cmpxchg(&dom->writes, &old, new));
+	return !new;
+}
+
+/* A move fell due: the worker makes it.  Under dom->lock. */
+static void owe_move(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	lockdep_assert_held(&dom->lock);
+	dom->owed++;
+	update_gate(dom);
+}
+
+/* @bio may not go now (under dom->lock); @head: it is the first parked. */
+static bool must_wait(struct pcm_domain *dom, struct bio *bio, u64 l, bool head)
+{
+	if (l == dom->moving)
+		return true;
+	return programs_cells(bio) &&
+	       (dom->owed >= PCM_OWED_MAX || (!head && !bio_list_empty(&dom->parked)));
+}
+
+/* The gate is up: decide under the lock whether @bio goes or parks. */
+static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
+		     u64 l, u32 in_row)
+{
+	struct pcm_io *io = io_of(bio);
+	bool nowait = bio->bi_opf & REQ_NOWAIT, due = false;
+
+	spin_lock(&dom->lock);
+	if (!must_wait(dom, bio, l, false)) {
+		remap(pc, dom, bio, l, in_row);
+		if (programs_cells(bio) && count_write(pc, dom)) {
+			owe_move(pc, dom);
+			due = true;
+		}
+		spin_unlock(&dom->lock);
+		if (due)
+			pcm_move_due(pc);
+		return DM_MAPIO_REMAPPED;
+	}
+	/* not issued: out of the epoch before the mover can see it parked */
+	pcm_io_done(pc, io);
+	io->state = PCM_IO_IDLE;
+	if (!nowait) {
+		io->row = l;
+		bio_list_add(&dom->parked, bio);
+		update_gate(dom);
+	}
+	spin_unlock(&dom->lock);
+	if (nowait) {
+		/* as the dm core does: a parked bio could wait a whole move */
+		atomic64_inc(&pc->wouldblock);
+		bio_wouldblock_error(bio);
+	} else {
+		atomic64_inc(&pc->parked_writes);
+	}
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * Remap @bio, which lies in logical row @row at sector @in_row of it.
+ * Returns DM_MAPIO_SUBMITTED when it parked (the mover submits it later)
+ * or was refused for REQ_NOWAIT.  Never sleeps; takes no lock unless the
+ * domain's gate is up.
+ */
+int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+{
+	struct pcm_domain *dom;
+	u64 l;
+
+	dom = domain_of(pc, row, &l);
+	pcm_enter(pc, io_of(bio));
+	/* reads never wait: the source row stays intact during its copy */
+	if (op_is_write(bio_op(bio)) && unlikely(READ_ONCE(dom->gate)))
+		return map_gated(pc, dom, bio, l, in_row);
+	remap(pc, dom, bio, l, in_row);
+	if (programs_cells(bio) && unlikely(count_write(pc, dom))) {
+		spin_lock(&dom->lock);
+		owe_move(pc, dom);
+		spin_unlock(&dom->lock);
+		pcm_move_due(pc);
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+/* The mover: writes of domain row @row park from now on.  Then pcm_grace(). */
+void pcm_hold_row(struct pcm_domain *dom, u64 row)
+{
+	spin_lock(&dom->lock);
+	dom->moving = row;
+	update_gate(dom);
+	spin_unlock(&dom->lock);
+}
+
+/*
+ * The move in @dom is over: switch to @next (NULL: the copy failed, keep
+ * the registers) and stop holding the row.  @paid: it was a move that
+ * writes owed.
+ */
+void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
+		const struct pcm_sg_domain *next, bool paid)
+{
+	spin_lock(&dom->lock);
+	if (next) {
+		write_seqcount_begin(&dom->seq);
+		dom->regs = *next;
+		write_seqcount_end(&dom->seq);
+	}
+	dom->moving = PCM_NOT_MOVING;
+	/* after a failure no write waits: a later write owes a retry */
+	if (!next)
+		dom->owed = 0;
+	else if (paid && dom->owed)
+		dom->owed--;
+	update_gate(dom);
+	spin_unlock(&dom->lock);
+}
+
+/*
+ * Submit parked bios from the head, in arrival order, while they may go;
+ * a released write can make a move due and stop the release there.
+ * @all: release everything (no mover will run: suspended).
+ */
+void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
+{
+	struct bio_list go = BIO_EMPTY_LIST;
+	bool due = false;
+	struct bio *bio;
+
+	spin_lock(&dom->lock);
+	while ((bio = bio_list_peek(&dom->parked))) {
+		struct pcm_io *io = io_of(bio);
+		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
+
+		if (!all && must_wait(dom, bio, io->row, true))
+			break;
+		bio_list_pop(&dom->parked);
+		pcm_enter(pc, io);
+		remap(pc, dom, bio, io->row, sector & ((1U << pc->layout.row_shift) - 1));
+		if (programs_cells(bio) && count_write(pc, dom)) {
+			owe_move(pc, dom);
+			due = true;
+		}
+		bio_list_add(&go, bio);
+	}
+	update_gate(dom);
+	spin_unlock(&dom->lock);
+	if (due)
+		pcm_move_due(pc);
+	while ((bio = bio_list_pop(&go))) {
+		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
+			pcm_io_done(pc, io_of(bio));
+			bio_io_error(bio);
+			continue;
+		}
+		dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+/*
+ * Map a bio already cut to one row, in map context or again from the
+ * worker for a bio that waited (pcm_resubmit()).  An empty flush, and a
+ * FUA write, first wait for unpersisted moves to be persisted.
+ */
+int pcm_map_bio(struct pcm_c *pc, struct bio *bio)
+{
+	u32 rs = 1U << pc->layout.row_shift;
+	sector_t sector;
+
+	if (!bio_sectors(bio))
+		return pcm_defer_commit(pc, bio) ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed))
+		return DM_MAPIO_KILL;
+	if ((bio->bi_opf & REQ_FUA) && pcm_defer_commit(pc, bio))
+		return DM_MAPIO_SUBMITTED;
+	sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
+	return pcm_map_row(pc, bio, sector >> pc->layout.row_shift, sector & (rs - 1));
+}
+
+/* Map and submit bios that waited outside map context. */
+void pcm_resubmit(struct pcm_c *pc, struct bio_list *list)
+{
+	struct bio *bio;
+
+	while ((bio = bio_list_pop(list))) {
+		switch (pcm_map_bio(pc, bio)) {
+		case DM_MAPIO_REMAPPED:
+			dm_submit_bio_remap(bio, NULL);
+			break;
+		case DM_MAPIO_KILL:
+			bio_io_error(bio);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int pcm_io_init(struct pcm_c *pc)
+{
+	pc->inflight = alloc_percpu(struct pcm_inflight);
+	if (!pc->inflight)
+		return -ENOMEM;
+	init_waitqueue_head(&pc->drain_wq);
+	return 0;
+}
+
+void pcm_io_exit(struct pcm_c *pc)
+{
+	free_percpu(pc->inflight);
+}
