@@ -160,12 +160,19 @@ dmsetup remove pc
 dmsetup remove slow
 
 # --- a meta_device of 0 sectors is an empty device, not "none" ---------------
-dmsetup create empty --notable
-empty=$(dmsetup info -c --noheadings -o major,minor --separator : empty)
+# (a loop device over an empty file; a dm device without a table cannot
+# even be opened)
+modprobe loop 2>/dev/null
+: > /tmp/empty
+empty=$(losetup -f --show /tmp/empty 2>/dev/null)
 m=$(dmesg_mark)
 expect_fail "an empty meta_device is refused" dmsetup create pc --table \
 	"0 8192 pcm /dev/ram1 0 2 meta_device:$empty format"
-expect "with a message naming it" sh -c "dmesg | sed -n '/$m/,\$p' | grep -q 'meta_device has no sectors'"
-dmsetup remove empty
+if dmesg_since "$m" | grep -q 'Device lookup failed'; then
+	skip "the kernel does not open a device of 0 sectors"
+else
+	expect "with a message naming it" sh -c "dmesg | sed -n '/$m/,\$p' | grep -q 'meta_device has no sectors'"
+fi
+losetup -d "$empty"
 
 finish
