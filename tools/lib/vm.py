@@ -392,9 +392,10 @@ def run_vm(args, cmd):
     ko = module_path(rel) if args.no_build else build_module(rel)
     vng = vng_binary()
 
-    cpus = args.cpus
-    if args.icount:
-        cpus = 1
+    # icount: 1 vCPU unless asked; with more, QEMU runs them round-robin
+    # on one host thread (icount rules out multi-threaded TCG), all on
+    # the one instruction-counted clock
+    cpus = args.cpus or (1 if args.icount else 2)
     if args.icount:
         use_kvm = False  # icount is a TCG feature
         if args.kvm == "on":
@@ -602,10 +603,12 @@ def _parser():
                    help="alias (6.1, 6.12) or release; default 6.12")
     p.add_argument("--native", action="store_true",
                    help="no VM: run on this host (root, module-capable kernel)")
-    p.add_argument("--cpus", "-p", type=int, default=2, help="vCPUs (default 2)")
+    p.add_argument("--cpus", "-p", type=int, default=None,
+                   help="vCPUs (default 2; 1 with --icount)")
     p.add_argument("--memory", "-m", default="2G", help="guest memory (default 2G)")
     p.add_argument("--icount", action="store_true",
-                   help="benchmark mode: TCG, 1 vCPU, -icount shift=0,sleep=off")
+                   help="benchmark mode: TCG, -icount shift=0,sleep=off, 1 vCPU "
+                        "unless --cpus (then run round-robin on one host thread)")
     p.add_argument("--nvme", type=int, default=0, metavar="SIZE_MB",
                    help="attach a fresh sparse image (in build/vm/run-*/) as /dev/nvme0n1")
     p.add_argument("--rwdir", default=os.path.join(BUILD, "results"),
@@ -640,7 +643,7 @@ def main(argv=None):
     args = p.parse_args(opts)
     if not cmd:
         p.error("no command: use  vm-run [options] -- CMD [ARGS...]")
-    if args.cpus < 1:
+    if args.cpus is not None and args.cpus < 1:
         p.error("--cpus must be >= 1")
     if args.nvme < 0:
         p.error("--nvme must be >= 0")
