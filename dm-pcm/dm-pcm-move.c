@@ -116,8 +116,13 @@ static int move_round(struct pcm_c *pc, unsigned int n, bool paid)
 			break;
 	if (i < n)
 		r = pcm_meta_persist(pc, false);
-	if (r)
+	if (r) {
+		/* none of the round's moves can be made safely: they failed */
+		pc->move_errors += n;
+		DMERR_LIMIT("%s: %u gap moves failed: cannot persist the registers: %d",
+			    pcm_name(pc), n, r);
 		return r;
+	}
 	for (i = 0; i < n; i++) {
 		struct pcm_domain *dom = pc->round[i];
 
