@@ -213,7 +213,7 @@ static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
  * or was refused for REQ_NOWAIT.  Never sleeps; takes no lock unless the
  * domain's gate is up.
  */
-int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+static int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 {
 	struct pcm_domain *dom;
 	u64 l;
@@ -251,11 +251,8 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid)
 {
 	spin_lock(&dom->lock);
-	if (next) {
-		write_seqcount_begin(&dom->seq);
-		dom->regs = *next;
-		write_seqcount_end(&dom->seq);
-	}
+	if (next)
+		pcm_set_regs(dom, next);
 	dom->moving = PCM_NOT_MOVING;
 	/* after a failure no write waits: a later write owes a retry */
 	if (!next)

@@ -193,11 +193,11 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 	pc->sb.seq = (seq + 2) & ~1ULL;
 	for (i = 0; i < pc->nr_domains; i++) {
 		struct pcm_domain *dom = &pc->dom[i];
+		struct pcm_sg_domain fresh;
 
+		pcm_sg_init(&fresh, dom->nr_rows);
 		spin_lock(&dom->lock);
-		write_seqcount_begin(&dom->seq);
-		pcm_sg_init(&dom->regs, dom->nr_rows);
-		write_seqcount_end(&dom->seq);
+		pcm_set_regs(dom, &fresh);
 		spin_unlock(&dom->lock);
 		dom->unpersisted = false;
 		pc->sb.dom[i] = dom->regs;
@@ -228,9 +228,7 @@ static void take_registers(struct pcm_c *pc, const struct pcm_sb *good,
 		struct pcm_domain *dom = &pc->dom[i];
 
 		spin_lock(&dom->lock);
-		write_seqcount_begin(&dom->seq);
-		dom->regs = good->dom[i];
-		write_seqcount_end(&dom->seq);
+		pcm_set_regs(dom, &good->dom[i]);
 		spin_unlock(&dom->lock);
 		dom->unpersisted = false;
 		pc->sb.dom[i] = good->dom[i];

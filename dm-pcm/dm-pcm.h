@@ -85,6 +85,15 @@ struct pcm_inflight {
 	unsigned long exit[2];
 };
 
+/* Registers change under dom->lock, inside the seqcount the map path reads. */
+static inline void pcm_set_regs(struct pcm_domain *dom, const struct pcm_sg_domain *regs)
+{
+	lockdep_assert_held(&dom->lock);
+	write_seqcount_begin(&dom->seq);
+	dom->regs = *regs;
+	write_seqcount_end(&dom->seq);
+}
+
 /* Counters, in the order "dmsetup status" prints them: append only. */
 enum pcm_counter {
 	PCM_READS,
@@ -184,7 +193,6 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 int pcm_io_init(struct pcm_c *pc);
 void pcm_io_exit(struct pcm_c *pc);
 int pcm_map_bio(struct pcm_c *pc, struct bio *bio);
-int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row);
 void pcm_io_done(struct pcm_c *pc, struct pcm_io *io);
 void pcm_hold_row(struct pcm_domain *dom, u64 row);
 void pcm_grace(struct pcm_c *pc);
