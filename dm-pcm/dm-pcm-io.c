@@ -115,8 +115,8 @@ static struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
 	return dom;
 }
 
-static void remap(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
-		  u64 l, u32 in_row)
+/* First backing sector of domain row @l, as the registers place it now. */
+static u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
 {
 	unsigned int seq;
 	u64 p;
@@ -125,7 +125,13 @@ static void remap(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 		seq = read_seqcount_begin(&dom->seq);
 		p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
 	} while (read_seqcount_retry(&dom->seq, seq));
-	bio->bi_iter.bi_sector = pcm_layout_slot(&pc->layout, dom->id, p) + in_row;
+	return pcm_layout_slot(&pc->layout, dom->id, p);
+}
+
+static void remap(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
+		  u64 l, u32 in_row)
+{
+	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
 }
 
 /* Writes park while the domain owes this many moves (one moving, one owed). */
@@ -207,30 +213,51 @@ static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 	return DM_MAPIO_SUBMITTED;
 }
 
-/*
- * Remap @bio, which lies in logical row @row at sector @in_row of it.
- * Returns DM_MAPIO_SUBMITTED when it parked (the mover submits it later)
- * or was refused for REQ_NOWAIT.  Never sleeps; takes no lock unless the
- * domain's gate is up.
- */
-static int pcm_map_row(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
-{
-	struct pcm_domain *dom;
-	u64 l;
+/* A clone covers at most this many rows: bounds the time .map takes. */
+#define PCM_RUN_ROWS	256
 
-	dom = domain_of(pc, row, &l);
-	pcm_enter(pc, io_of(bio));
-	/* reads never wait: the source row stays intact during its copy */
-	if (op_is_write(bio_op(bio)) && unlikely(READ_ONCE(dom->gate)))
-		return map_gated(pc, dom, bio, l, in_row);
-	remap(pc, dom, bio, l, in_row);
-	if (programs_cells(bio) && unlikely(count_write(pc, dom))) {
-		spin_lock(&dom->lock);
-		owe_move(pc, dom);
-		spin_unlock(&dom->lock);
-		pcm_move_due(pc);
+/*
+ * Remap @bio, which starts at sector @in_row of logical row @row, over as
+ * many rows as lie back to back on the backing device (up to PCM_RUN_ROWS
+ * and the bio's end); a write stops before a row whose domain's gate is
+ * up.  Each row a write programs counts toward its domain's interval.
+ * Returns the sectors mapped: 0 when the first row must take map_gated().
+ * Never sleeps; takes no lock unless a move falls due.
+ */
+static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+{
+	u32 rs = 1U << pc->layout.row_shift, left = bio_sectors(bio), done = 0;
+	bool write = op_is_write(bio_op(bio)), counts = programs_cells(bio);
+	bool due = false;
+	u64 base = 0;
+	unsigned int i;
+
+	for (i = 0; i < PCM_RUN_ROWS && done < left; i++, row++) {
+		struct pcm_domain *dom;
+		u64 l, slot;
+
+		dom = domain_of(pc, row, &l);
+		/* reads never wait: the source row stays intact during its copy */
+		if (write && unlikely(READ_ONCE(dom->gate)))
+			break;
+		slot = slot_of(pc, dom, l);
+		if (!i)
+			base = slot + in_row;
+		else if (slot != base + done)
+			break;
+		done += min(left - done, i ? rs : rs - in_row);
+		if (counts && unlikely(count_write(pc, dom))) {
+			spin_lock(&dom->lock);
+			owe_move(pc, dom);
+			spin_unlock(&dom->lock);
+			due = true;
+		}
 	}
-	return DM_MAPIO_REMAPPED;
+	if (due)
+		pcm_move_due(pc);
+	if (done)
+		bio->bi_iter.bi_sector = base;
+	return done;
 }
 
 /* The mover: writes of domain row @row park from now on.  Then pcm_grace(). */
@@ -304,24 +331,74 @@ void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 	}
 }
 
-/*
- * Map a bio already cut to one row, in map context or again from the
- * worker for a bio that waited (pcm_resubmit()).  An empty flush, and a
- * FUA write, first wait for unpersisted moves to be persisted.
- */
-int pcm_map_bio(struct pcm_c *pc, struct bio *bio)
+/* Logical rows that @n sectors from @sector touch: status counts pieces. */
+static u32 rows_spanned(struct pcm_c *pc, sector_t sector, u32 n)
+{
+	u32 shift = pc->layout.row_shift;
+
+	return ((sector + n - 1) >> shift) - (sector >> shift) + 1;
+}
+
+/* Map context: cut @bio to the rest of its first row. */
+static void one_row(struct pcm_c *pc, struct bio *bio, u32 in_row)
 {
 	u32 rs = 1U << pc->layout.row_shift;
-	sector_t sector;
 
-	if (!bio_sectors(bio))
+	if (bio_sectors(bio) > rs - in_row)
+		dm_accept_partial_bio(bio, rs - in_row);
+}
+
+/*
+ * Map @bio: in map context (@in_map; it is counted in status), or again
+ * from the worker for a bio that waited (pcm_resubmit(); it was cut to
+ * one row, as only map context can cut).  An empty flush, and a FUA
+ * write, first wait for unpersisted moves to be persisted.
+ */
+int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map)
+{
+	u32 rs = 1U << pc->layout.row_shift, in_row, n;
+	struct pcm_domain *dom;
+	sector_t sector;
+	u64 row, l;
+
+	if (!bio_sectors(bio)) {
+		if (in_map)
+			pcm_account(pc, bio, 1);
 		return pcm_defer_commit(pc, bio) ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
-	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed))
-		return DM_MAPIO_KILL;
-	if ((bio->bi_opf & REQ_FUA) && pcm_defer_commit(pc, bio))
-		return DM_MAPIO_SUBMITTED;
+	}
 	sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
-	return pcm_map_row(pc, bio, sector >> pc->layout.row_shift, sector & (rs - 1));
+	row = sector >> pc->layout.row_shift;
+	in_row = sector & (rs - 1);
+	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
+		if (in_map)
+			pcm_account(pc, bio, rows_spanned(pc, sector, bio_sectors(bio)));
+		return DM_MAPIO_KILL;
+	}
+	if ((bio->bi_opf & REQ_FUA) && in_map && READ_ONCE(pc->unpersisted)) {
+		/* it may wait for the worker, which cannot cut it */
+		one_row(pc, bio, in_row);
+		pcm_account(pc, bio, 1);
+		in_map = false;
+		if (pcm_defer_commit(pc, bio))
+			return DM_MAPIO_SUBMITTED;
+	}
+	pcm_enter(pc, io_of(bio));
+	n = map_run(pc, bio, row, in_row);
+	if (n) {
+		if (in_map) {
+			if (n < bio_sectors(bio))
+				dm_accept_partial_bio(bio, n);
+			pcm_account(pc, bio, rows_spanned(pc, sector, n));
+		}
+		return DM_MAPIO_REMAPPED;
+	}
+	/* a write whose first row's gate is up; counted before it can park */
+	if (in_map) {
+		one_row(pc, bio, in_row);
+		pcm_account(pc, bio, 1);
+	}
+	dom = domain_of(pc, row, &l);
+	return map_gated(pc, dom, bio, l, in_row);
 }
 
 /* Map and submit bios that waited outside map context. */
@@ -330,7 +407,7 @@ void pcm_resubmit(struct pcm_c *pc, struct bio_list *list)
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(list))) {
-		switch (pcm_map_bio(pc, bio)) {
+		switch (pcm_map_bio(pc, bio, false)) {
 		case DM_MAPIO_REMAPPED:
 			dm_submit_bio_remap(bio, NULL);
 			break;

@@ -3,8 +3,9 @@
  * Copyright (C) 2026 The dm-pcm authors.
  *
  * dm-pcm: a device-mapper target that makes any block device behave like
- * phase-change memory.  Each bio is split at row boundaries, its row is
- * remapped by start-gap wear-leveling, and it goes to the backing device;
+ * phase-change memory.  Each bio's rows are remapped by start-gap
+ * wear-leveling (one clone for rows that stay back to back on the backing
+ * device, dm-pcm-io.c), and it goes to the backing device;
  * the timing and ECC models are layered on that path (see
  * Documentation/admin-guide/device-mapper/dm-pcm.rst).
  */
@@ -35,13 +36,14 @@ static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 };
 
 static void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
-		      enum pcm_counter bytes, unsigned int size)
+		      enum pcm_counter bytes, u32 pieces, unsigned int size)
 {
-	u64_stats_inc(&s->c[ops]);
+	u64_stats_add(&s->c[ops], pieces);
 	u64_stats_add(&s->c[bytes], size);
 }
 
-static void pcm_account(struct pcm_c *pc, struct bio *bio)
+/* Count @bio, which touches @pieces rows, in status. */
+void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces)
 {
 	struct pcm_stats *s = get_cpu_ptr(pc->stats);
 	unsigned int size = bio->bi_iter.bi_size;
@@ -49,7 +51,7 @@ static void pcm_account(struct pcm_c *pc, struct bio *bio)
 	u64_stats_update_begin(&s->syncp);
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		pcm_count(s, PCM_READS, PCM_READ_BYTES, size);
+		pcm_count(s, PCM_READS, PCM_READ_BYTES, pieces, size);
 		break;
 	case REQ_OP_WRITE:
 		/* core sends a preflush as an empty bio of its own */
@@ -57,15 +59,15 @@ static void pcm_account(struct pcm_c *pc, struct bio *bio)
 			u64_stats_inc(&s->c[PCM_FLUSHES]);
 		if (!size)
 			break;
-		pcm_count(s, PCM_WRITES, PCM_WRITE_BYTES, size);
+		pcm_count(s, PCM_WRITES, PCM_WRITE_BYTES, pieces, size);
 		if (bio->bi_opf & REQ_FUA)
-			u64_stats_inc(&s->c[PCM_FUA_WRITES]);
+			u64_stats_add(&s->c[PCM_FUA_WRITES], pieces);
 		break;
 	case REQ_OP_DISCARD:
-		pcm_count(s, PCM_DISCARDS, PCM_DISCARD_BYTES, size);
+		pcm_count(s, PCM_DISCARDS, PCM_DISCARD_BYTES, pieces, size);
 		break;
 	case REQ_OP_WRITE_ZEROES:
-		pcm_count(s, PCM_WRITE_ZEROES, PCM_WRITE_ZEROES_BYTES, size);
+		pcm_count(s, PCM_WRITE_ZEROES, PCM_WRITE_ZEROES_BYTES, pieces, size);
 		break;
 	default:
 		break;
@@ -108,18 +110,10 @@ static int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
-	u32 rs = 1U << pc->layout.row_shift, in_row;
 
 	io->state = PCM_IO_IDLE;
 	bio_set_dev(bio, pc->dev->bdev);
-	if (bio_sectors(bio)) {
-		in_row = dm_target_offset(ti, bio->bi_iter.bi_sector) & (rs - 1);
-		/* 6.1 splits discards only at the target's end: cut them per row */
-		if (bio_sectors(bio) > rs - in_row)
-			dm_accept_partial_bio(bio, rs - in_row);
-	}
-	pcm_account(pc, bio);
-	return pcm_map_bio(pc, bio);
+	return pcm_map_bio(pc, bio, true);
 }
 
 /* Idempotent: a held or re-decoded completion may come back here. */
@@ -378,11 +372,6 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	r = dm_set_target_max_io_len(ti, 1U << pc->layout.row_shift);
-	if (r) {
-		ti->error = "Cannot set row size";
-		goto bad;
-	}
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
 	ti->num_write_zeroes_bios = 1;

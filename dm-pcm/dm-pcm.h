@@ -180,6 +180,9 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 	};
 }
 
+/* dm-pcm-target.c */
+void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces);
+
 /* dm-pcm-meta.c */
 int pcm_meta_init(struct pcm_c *pc);
 void pcm_meta_exit(struct pcm_c *pc);
@@ -192,7 +195,7 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 /* dm-pcm-io.c */
 int pcm_io_init(struct pcm_c *pc);
 void pcm_io_exit(struct pcm_c *pc);
-int pcm_map_bio(struct pcm_c *pc, struct bio *bio);
+int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map);
 void pcm_io_done(struct pcm_c *pc, struct pcm_io *io);
 void pcm_hold_row(struct pcm_domain *dom, u64 row);
 void pcm_grace(struct pcm_c *pc);

@@ -68,8 +68,10 @@ done
 dmsetup create race --table "$(small gap_interval:1 domains:2 format)"
 (for i in $(seq 1 "$(scaled 300 60)"); do dmsetup message race 0 move_gap 1 || exit 1; done) &
 mover=$!
+# bios of 1 to 16 rows: a bio over rows back to back is one bio below
 expect "fio verify while move_gap runs beside it" run_fio --name=race \
-	--filename=/dev/mapper/race --rw=randrw --bs=4k --iodepth=16 --numjobs=2 \
+	--filename=/dev/mapper/race --rw=randrw --bssplit=4k/50:16k/25:64k/25 \
+	--iodepth=16 --numjobs=2 \
 	--verify=crc32c --do_verify=1 --verify_fatal=1 --size=256k --offset_increment=256k \
 	--loops="$(scaled 20 5)"
 expect "move_gap messages all succeeded" wait $mover

@@ -4,7 +4,8 @@
 # moves running; the writes of a freeze are throttled like any others, so
 # no moves pile up across a suspend; REQ_NOWAIT bios that would wait for
 # the mover fail with EAGAIN; parked writes go in arrival order; reads of
-# the row being copied do not wait; an empty meta_device is refused.
+# the row being copied do not wait; a bio over rows that lie back to back
+# goes down as one bio; an empty meta_device is refused.
 # Slow moves come from dm-delay under the data or the metadata.
 . "$(dirname "$0")/lib.sh"
 
@@ -158,6 +159,42 @@ dd if=/dev/mapper/pc of=/tmp/row.read bs=4k skip=$((rows - 1)) count=1 iflag=dir
 expect "the row reads the same from its new place" cmp -s /tmp/row /tmp/row.read
 dmsetup remove pc
 dmsetup remove slow
+
+# --- a bio over rows that lie back to back is one bio below ------------------
+# a dm-linear between dm-pcm and the ramdisk counts the bios it receives
+dmsetup create lin --table "0 $(sectors /dev/ram0) linear /dev/ram0 0"
+wipe_meta /dev/mapper/lin
+pcm_create pc /dev/mapper/lin gap_interval:0 format
+rows=$(( $(sectors /dev/mapper/pc) / 8 ))
+lin_reads() { awk '{print $1}' "/sys/block/$(dm_kname lin)/stat"; }
+# read_1m ROW: one 1 MiB O_DIRECT read from logical row ROW on
+read_1m() {
+	dd if=/dev/mapper/pc of=/dev/null bs=1M count=1 skip=$(($1 * 4096)) \
+		iflag=direct,skip_bytes status=none
+}
+dmsetup message pc 0 stats reset
+n=$(lin_reads)
+read_1m 0
+expect_eq "256 rows back to back: one bio below" $(($(lin_reads) - n)) 1
+expect_eq "status counts them as 256 row pieces" "$(status_field pc reads)" 256
+# 200 moves: the gap lies before logical row rows - 200 (the first move
+# copies the last row), so the rows around it are not back to back there
+dmsetup message pc 0 move_gap 200
+n=$(lin_reads)
+read_1m $((rows - 328))
+expect_eq "256 rows with the gap among them: two bios below" $(($(lin_reads) - n)) 2
+dd if=/dev/urandom of=/tmp/big bs=1M count=1 status=none
+dd if=/tmp/big of=/dev/mapper/pc bs=1M seek=$(((rows - 328) * 4096)) \
+	oflag=direct,seek_bytes status=none
+dd if=/dev/mapper/pc of=/tmp/big.read bs=1M count=1 skip=$(((rows - 328) * 4096)) \
+	iflag=direct,skip_bytes status=none
+expect "a 1 MiB write across the gap reads back" cmp -s /tmp/big /tmp/big.read
+dmsetup message pc 0 move_gap 300
+dd if=/dev/mapper/pc of=/tmp/big.read bs=1M count=1 skip=$(((rows - 328) * 4096)) \
+	iflag=direct,skip_bytes status=none
+expect "... and after 300 more moves" cmp -s /tmp/big /tmp/big.read
+dmsetup remove pc
+dmsetup remove lin
 
 # --- a meta_device of 0 sectors is an empty device, not "none" ---------------
 # (a loop device over an empty file; a dm device without a table cannot
