@@ -21,6 +21,47 @@
 
 #include "dm-pcm.h"
 
+static inline void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
+		      enum pcm_counter bytes, u32 pieces, unsigned int size)
+{
+	u64_stats_add(&s->c[ops], pieces);
+	u64_stats_add(&s->c[bytes], size);
+}
+
+/* Count @bio, which touches @pieces rows, in status. */
+static inline void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces)
+{
+	struct pcm_stats *s = get_cpu_ptr(pc->stats);
+	unsigned int size = bio->bi_iter.bi_size;
+
+	u64_stats_update_begin(&s->syncp);
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		pcm_count(s, PCM_READS, PCM_READ_BYTES, pieces, size);
+		break;
+	case REQ_OP_WRITE:
+		/* core sends a preflush as an empty bio of its own */
+		if (bio->bi_opf & REQ_PREFLUSH)
+			u64_stats_inc(&s->c[PCM_FLUSHES]);
+		if (!size)
+			break;
+		pcm_count(s, PCM_WRITES, PCM_WRITE_BYTES, pieces, size);
+		if (bio->bi_opf & REQ_FUA)
+			u64_stats_add(&s->c[PCM_FUA_WRITES], pieces);
+		break;
+	case REQ_OP_DISCARD:
+		pcm_count(s, PCM_DISCARDS, PCM_DISCARD_BYTES, pieces, size);
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		pcm_count(s, PCM_WRITE_ZEROES, PCM_WRITE_ZEROES_BYTES, pieces, size);
+		break;
+	default:
+		break;
+	}
+	u64_stats_update_end(&s->syncp);
+	put_cpu_ptr(pc->stats);
+}
+
 /* Writes that program cells count toward the gap interval. */
 static bool programs_cells(struct bio *bio)
 {
@@ -33,7 +74,7 @@ static struct pcm_io *io_of(struct bio *bio)
 	return dm_per_bio_data(bio, sizeof(struct pcm_io));
 }
 
-static void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
+static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 {
 	io->epoch = READ_ONCE(pc->epoch) & 1;
 	io->state = PCM_IO_MAPPED;
@@ -42,7 +83,7 @@ static void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 }
 
 /* The bio's backing I/O is over, or it was never issued: drop its count. */
-void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
+static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
 {
 	if (io->state != PCM_IO_MAPPED)
 		return;
@@ -98,7 +139,7 @@ void pcm_grace(struct pcm_c *pc)
 }
 
 /* Logical row -> domain and domain row; no division for 2^n domains. */
-static struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
+static inline struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
 {
 	struct pcm_domain *dom;
 	u32 d;
@@ -116,7 +157,7 @@ static struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
 }
 
 /* First backing sector of domain row @l, as the registers place it now. */
-static u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
+static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
 {
 	unsigned int seq;
 	u64 p;
@@ -140,12 +181,12 @@ static void remap(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 static void update_gate(struct pcm_domain *dom)
 {
 	lockdep_assert_held(&dom->lock);
-	WRITE_ONCE(dom->gate, dom->moving != PCM_NOT_MOVING ||
+	WRITE_ONCE(dom->gate, dom->moving != PCM_NOT_MOVING || dom->releasing ||
 		   !bio_list_empty(&dom->parked) || dom->owed >= PCM_OWED_MAX);
 }
 
 /* Count a row write with one atomic; true when it makes a gap move due. */
-static bool count_write(struct pcm_c *pc, struct pcm_domain *dom)
+static inline bool count_write(struct pcm_c *pc, struct pcm_domain *dom)
 {
 	u64 interval = READ_ONCE(pc->live.val[PCM_GAP_INTERVAL]);
 	int old = atomic_read(&dom->writes), new;
@@ -166,13 +207,18 @@ static void owe_move(struct pcm_c *pc, struct pcm_domain *dom)
 	update_gate(dom);
 }
 
-/* @bio may not go now (under dom->lock); @head: it is the first parked. */
+/*
+ * @bio may not go now (under dom->lock); @head: it is the first parked.
+ * A new write waits behind parked ones, and behind a batch of them being
+ * submitted, so that they reach the device in arrival order.
+ */
 static bool must_wait(struct pcm_domain *dom, struct bio *bio, u64 l, bool head)
 {
 	if (l == dom->moving)
 		return true;
 	return programs_cells(bio) &&
-	       (dom->owed >= PCM_OWED_MAX || (!head && !bio_list_empty(&dom->parked)));
+	       (dom->owed >= PCM_OWED_MAX ||
+		(!head && (!bio_list_empty(&dom->parked) || dom->releasing)));
 }
 
 /* The gate is up: decide under the lock whether @bio goes or parks. */
@@ -292,15 +338,20 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 
 /*
  * Submit parked bios from the head, in arrival order, while they may go;
- * a released write can make a move due and stop the release there.
+ * a released write can make a move due and stop the release there.  The
+ * batch is submitted outside the lock, and the gate stays up meanwhile
+ * (releasing), so a new write cannot overtake it.
  * @all: release everything (no mover will run: suspended).
  */
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 {
-	struct bio_list go = BIO_EMPTY_LIST;
-	bool due = false;
+	struct bio_list go;
+	bool due, more;
 	struct bio *bio;
 
+again:
+	bio_list_init(&go);
+	due = false;
 	spin_lock(&dom->lock);
 	while ((bio = bio_list_peek(&dom->parked))) {
 		struct pcm_io *io = io_of(bio);
@@ -317,6 +368,12 @@ void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 		}
 		bio_list_add(&go, bio);
 	}
+	if (bio_list_empty(&go)) {
+		update_gate(dom);
+		spin_unlock(&dom->lock);
+		return;
+	}
+	dom->releasing++;
 	update_gate(dom);
 	spin_unlock(&dom->lock);
 	if (due)
@@ -329,6 +386,14 @@ void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 		}
 		dm_submit_bio_remap(bio, NULL);
 	}
+	/* writes that came meanwhile parked behind the batch: they may go */
+	spin_lock(&dom->lock);
+	dom->releasing--;
+	more = !dom->releasing && !bio_list_empty(&dom->parked);
+	update_gate(dom);
+	spin_unlock(&dom->lock);
+	if (more)
+		goto again;
 }
 
 /* Logical rows that @n sectors from @sector touch: status counts pieces. */
@@ -354,7 +419,8 @@ static void one_row(struct pcm_c *pc, struct bio *bio, u32 in_row)
  * one row, as only map context can cut).  An empty flush, and a FUA
  * write, first wait for unpersisted moves to be persisted.
  */
-int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map)
+static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+		       bool in_map)
 {
 	u32 rs = 1U << pc->layout.row_shift, in_row, n;
 	struct pcm_domain *dom;
@@ -382,7 +448,7 @@ int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map)
 		if (pcm_defer_commit(pc, bio))
 			return DM_MAPIO_SUBMITTED;
 	}
-	pcm_enter(pc, io_of(bio));
+	pcm_enter(pc, io);
 	n = map_run(pc, bio, row, in_row);
 	if (n) {
 		if (in_map) {
@@ -401,13 +467,30 @@ int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map)
 	return map_gated(pc, dom, bio, l, in_row);
 }
 
+int pcm_map(struct dm_target *ti, struct bio *bio)
+{
+	struct pcm_c *pc = ti->private;
+	struct pcm_io *io = io_of(bio);
+
+	io->state = PCM_IO_IDLE;
+	bio_set_dev(bio, pc->dev->bdev);
+	return pcm_map_bio(pc, bio, io, true);
+}
+
+/* Idempotent: a held or re-decoded completion may come back here. */
+int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	pcm_io_done(ti->private, io_of(bio));
+	return DM_ENDIO_DONE;
+}
+
 /* Map and submit bios that waited outside map context. */
 void pcm_resubmit(struct pcm_c *pc, struct bio_list *list)
 {
 	struct bio *bio;
 
 	while ((bio = bio_list_pop(list))) {
-		switch (pcm_map_bio(pc, bio, false)) {
+		switch (pcm_map_bio(pc, bio, io_of(bio), false)) {
 		case DM_MAPIO_REMAPPED:
 			dm_submit_bio_remap(bio, NULL);
 			break;

@@ -35,47 +35,6 @@ static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 	[PCM_WRITE_ZEROES_BYTES] = "write_zeroes_bytes",
 };
 
-static void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
-		      enum pcm_counter bytes, u32 pieces, unsigned int size)
-{
-	u64_stats_add(&s->c[ops], pieces);
-	u64_stats_add(&s->c[bytes], size);
-}
-
-/* Count @bio, which touches @pieces rows, in status. */
-void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces)
-{
-	struct pcm_stats *s = get_cpu_ptr(pc->stats);
-	unsigned int size = bio->bi_iter.bi_size;
-
-	u64_stats_update_begin(&s->syncp);
-	switch (bio_op(bio)) {
-	case REQ_OP_READ:
-		pcm_count(s, PCM_READS, PCM_READ_BYTES, pieces, size);
-		break;
-	case REQ_OP_WRITE:
-		/* core sends a preflush as an empty bio of its own */
-		if (bio->bi_opf & REQ_PREFLUSH)
-			u64_stats_inc(&s->c[PCM_FLUSHES]);
-		if (!size)
-			break;
-		pcm_count(s, PCM_WRITES, PCM_WRITE_BYTES, pieces, size);
-		if (bio->bi_opf & REQ_FUA)
-			u64_stats_add(&s->c[PCM_FUA_WRITES], pieces);
-		break;
-	case REQ_OP_DISCARD:
-		pcm_count(s, PCM_DISCARDS, PCM_DISCARD_BYTES, pieces, size);
-		break;
-	case REQ_OP_WRITE_ZEROES:
-		pcm_count(s, PCM_WRITE_ZEROES, PCM_WRITE_ZEROES_BYTES, pieces, size);
-		break;
-	default:
-		break;
-	}
-	u64_stats_update_end(&s->syncp);
-	put_cpu_ptr(pc->stats);
-}
-
 static struct pcm_stats __percpu *pcm_stats_alloc(void)
 {
 	struct pcm_stats __percpu *stats = alloc_percpu(struct pcm_stats);
@@ -104,23 +63,6 @@ static void pcm_stats_sum(struct pcm_c *pc, u64 *sum)
 		for (i = 0; i < PCM_NR_COUNTERS; i++)
 			sum[i] += v[i];
 	}
-}
-
-static int pcm_map(struct dm_target *ti, struct bio *bio)
-{
-	struct pcm_c *pc = ti->private;
-	struct pcm_io *io = dm_per_bio_data(bio, sizeof(struct pcm_io));
-
-	io->state = PCM_IO_IDLE;
-	bio_set_dev(bio, pc->dev->bdev);
-	return pcm_map_bio(pc, bio, true);
-}
-
-/* Idempotent: a held or re-decoded completion may come back here. */
-static int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
-{
-	pcm_io_done(ti->private, dm_per_bio_data(bio, sizeof(struct pcm_io)));
-	return DM_ENDIO_DONE;
 }
 
 static void pcm_dtr(struct dm_target *ti)

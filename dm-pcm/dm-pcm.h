@@ -42,12 +42,13 @@ struct pcm_domain {
 	seqcount_spinlock_t seq;	/* @regs */
 	struct pcm_sg_domain regs;
 	u64 moving;			/* domain row being copied */
-	bool gate;			/* moving, parked bios or owed moves */
+	bool gate;			/* moving, parked, releasing or owed */
 	atomic_t writes;		/* row writes since a move fell due */
 
 	spinlock_t lock;		/* everything below but the constants */
 	unsigned int owed;		/* gap moves the worker still has to do */
 	struct bio_list parked;		/* FIFO: bios waiting for the mover */
+	unsigned int releasing;		/* batches of parked bios being submitted */
 	bool unpersisted;		/* moved since last persisted; meta_lock */
 
 	u32 id;
@@ -180,9 +181,6 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 	};
 }
 
-/* dm-pcm-target.c */
-void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces);
-
 /* dm-pcm-meta.c */
 int pcm_meta_init(struct pcm_c *pc);
 void pcm_meta_exit(struct pcm_c *pc);
@@ -195,8 +193,8 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 /* dm-pcm-io.c */
 int pcm_io_init(struct pcm_c *pc);
 void pcm_io_exit(struct pcm_c *pc);
-int pcm_map_bio(struct pcm_c *pc, struct bio *bio, bool in_map);
-void pcm_io_done(struct pcm_c *pc, struct pcm_io *io);
+int pcm_map(struct dm_target *ti, struct bio *bio);
+int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void pcm_hold_row(struct pcm_domain *dom, u64 row);
 void pcm_grace(struct pcm_c *pc);
 void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,

@@ -34,16 +34,6 @@ void pcm_sg_init(struct pcm_sg_domain *dom, u64 nr_rows)
 	dom->gap = nr_rows;
 }
 
-/* Domain row -> domain physical row (0 .. nr_rows), never the gap. */
-u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row)
-{
-	u64 p = row + dom->start;
-
-	if (p >= nr_rows)
-		p -= nr_rows;
-	return p >= dom->gap ? p + 1 : p;
-}
-
 /*
  * Inverse of pcm_sg_map(): the domain row stored in physical row @phys,
  * which must not be the gap.  A gap move uses it to know which row's I/O

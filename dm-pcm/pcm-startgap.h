@@ -35,13 +35,22 @@ struct pcm_feistel {
 u64 pcm_sg_domain_rows(u64 logical_rows, u32 domains, u32 d);
 u64 pcm_sg_physical_rows(u64 logical_rows, u32 domains);
 void pcm_sg_init(struct pcm_sg_domain *dom, u64 nr_rows);
-u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row);
 u64 pcm_sg_row_at(const struct pcm_sg_domain *dom, u64 nr_rows, u64 phys);
 struct pcm_sg_move pcm_sg_next_move(const struct pcm_sg_domain *dom, u64 nr_rows);
 void pcm_sg_apply_move(struct pcm_sg_domain *dom, u64 nr_rows);
 
 void pcm_feistel_init(struct pcm_feistel *f, u64 seed, u64 nr_rows);
 u64 pcm_feistel_permute(const struct pcm_feistel *f, u64 nr_rows, u64 row);
+
+/* Domain row -> domain physical row (0 .. nr_rows), never the gap. */
+static inline u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row)
+{
+	u64 p = row + dom->start;
+
+	if (p >= nr_rows)
+		p -= nr_rows;
+	return p >= dom->gap ? p + 1 : p;
+}
 
 /* Backing row of domain @d's physical row @p when @domains interleave. */
 static inline u64 pcm_sg_backing_row(u32 domains, u32 d, u64 p)

@@ -18,7 +18,7 @@
 F=/sys/kernel/debug/fail_make_request
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 [ -d $F ] || skip_all "$F absent: kernel without CONFIG_FAIL_MAKE_REQUEST (use a debug kernel)"
-brd_load 8 2 || skip_all "brd not available"
+brd_load "$(scaled 8 2)" 2 || skip_all "brd not available"	# MiB: 2 in make check
 [ -e /sys/block/ram0/make-it-fail ] || skip_all "no /sys/block/ram0/make-it-fail"
 T=30				# bound on every command that may block
 BS=4096
