@@ -22,7 +22,7 @@
 #include "dm-pcm.h"
 
 static inline void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
-		      enum pcm_counter bytes, u32 pieces, unsigned int size)
+			     enum pcm_counter bytes, u32 pieces, unsigned int size)
 {
 	u64_stats_add(&s->c[ops], pieces);
 	u64_stats_add(&s->c[bytes], size);
