@@ -429,6 +429,14 @@ def run_vm(args, cmd):
         nvme_dev = "/dev/nvme0n1"
     if args.icount:
         qemu_opts += ["-icount", "shift=0,sleep=off"]
+        if cpus > 1:
+            # QEMU 7.2's round-robin TCG (icount, more than one vCPU) loaded
+            # a pointer into EFLAGS at SLUB's cmpxchg16b and the guest died
+            # of a double fault in kmem_cache_alloc(), twice, under fio at
+            # QD32 on dm-linear and on dm-pcm; without CX16 SLUB takes its
+            # locked path.  The same for every device of a run, so ratios
+            # hold.  (vng's "-cpu max" comes first: the last one counts.)
+            qemu_opts += ["-cpu", "max,-cx16"]
     # Kernel console (warnings and worse) to a file through a virtio console
     # (hvc0: ttyS0 is vng's, and one driver registers one console), never to
     # stdout; shown only if the guest dies.
