@@ -396,6 +396,25 @@ again:
 		goto again;
 }
 
+/* map_run() for a bio within one row, the common case: no loop. */
+static inline u32 map_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+{
+	struct pcm_domain *dom;
+	u64 l;
+
+	dom = domain_of(pc, row, &l);
+	if (op_is_write(bio_op(bio)) && unlikely(READ_ONCE(dom->gate)))
+		return 0;
+	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
+	if (programs_cells(bio) && unlikely(count_write(pc, dom))) {
+		spin_lock(&dom->lock);
+		owe_move(pc, dom);
+		spin_unlock(&dom->lock);
+		pcm_move_due(pc);
+	}
+	return bio_sectors(bio);
+}
+
 /* Logical rows that @n sectors from @sector touch: status counts pieces. */
 static u32 rows_spanned(struct pcm_c *pc, sector_t sector, u32 n)
 {
@@ -449,14 +468,21 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			return DM_MAPIO_SUBMITTED;
 	}
 	pcm_enter(pc, io);
-	n = map_run(pc, bio, row, in_row);
-	if (n) {
-		if (in_map) {
+	if (likely(bio_sectors(bio) <= rs - in_row)) {
+		if (likely(map_one(pc, bio, row, in_row))) {
+			if (in_map)
+				pcm_account(pc, bio, 1);
+			return DM_MAPIO_REMAPPED;
+		}
+	} else {
+		/* only map context sees a bio over rows: waiting ones were cut */
+		n = map_run(pc, bio, row, in_row);
+		if (n) {
 			if (n < bio_sectors(bio))
 				dm_accept_partial_bio(bio, n);
 			pcm_account(pc, bio, rows_spanned(pc, sector, n));
+			return DM_MAPIO_REMAPPED;
 		}
-		return DM_MAPIO_REMAPPED;
 	}
 	/* a write whose first row's gate is up; counted before it can park */
 	if (in_map) {
