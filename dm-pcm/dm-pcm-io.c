@@ -21,45 +21,47 @@
 
 #include "dm-pcm.h"
 
-static inline void pcm_count(struct pcm_stats *s, enum pcm_counter ops,
-			     enum pcm_counter bytes, u32 pieces, unsigned int size)
+/*
+ * Status counters: one this_cpu_add() each, as the block layer's disk
+ * stats; a 32-bit reader may see a torn sum, never a lost count.
+ */
+static inline void pcm_count(struct pcm_c *pc, enum pcm_counter c, u64 n)
 {
-	u64_stats_add(&s->c[ops], pieces);
-	u64_stats_add(&s->c[bytes], size);
+	this_cpu_add(pc->stats->c[c], n);
 }
 
 /* Count @bio, which touches @pieces rows, in status. */
-static inline void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces)
+static void pcm_account(struct pcm_c *pc, struct bio *bio, u32 pieces)
 {
-	struct pcm_stats *s = get_cpu_ptr(pc->stats);
 	unsigned int size = bio->bi_iter.bi_size;
 
-	u64_stats_update_begin(&s->syncp);
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
-		pcm_count(s, PCM_READS, PCM_READ_BYTES, pieces, size);
+		pcm_count(pc, PCM_READS, pieces);
+		pcm_count(pc, PCM_READ_BYTES, size);
 		break;
 	case REQ_OP_WRITE:
 		/* core sends a preflush as an empty bio of its own */
 		if (bio->bi_opf & REQ_PREFLUSH)
-			u64_stats_inc(&s->c[PCM_FLUSHES]);
+			pcm_count(pc, PCM_FLUSHES, 1);
 		if (!size)
 			break;
-		pcm_count(s, PCM_WRITES, PCM_WRITE_BYTES, pieces, size);
+		pcm_count(pc, PCM_WRITES, pieces);
+		pcm_count(pc, PCM_WRITE_BYTES, size);
 		if (bio->bi_opf & REQ_FUA)
-			u64_stats_add(&s->c[PCM_FUA_WRITES], pieces);
+			pcm_count(pc, PCM_FUA_WRITES, pieces);
 		break;
 	case REQ_OP_DISCARD:
-		pcm_count(s, PCM_DISCARDS, PCM_DISCARD_BYTES, pieces, size);
+		pcm_count(pc, PCM_DISCARDS, pieces);
+		pcm_count(pc, PCM_DISCARD_BYTES, size);
 		break;
 	case REQ_OP_WRITE_ZEROES:
-		pcm_count(s, PCM_WRITE_ZEROES, PCM_WRITE_ZEROES_BYTES, pieces, size);
+		pcm_count(pc, PCM_WRITE_ZEROES, pieces);
+		pcm_count(pc, PCM_WRITE_ZEROES_BYTES, size);
 		break;
 	default:
 		break;
 	}
-	u64_stats_update_end(&s->syncp);
-	put_cpu_ptr(pc->stats);
 }
 
 /* Writes that program cells count toward the gap interval. */
@@ -76,20 +78,23 @@ static struct pcm_io *io_of(struct bio *bio)
 
 static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 {
-	io->epoch = READ_ONCE(pc->epoch) & 1;
-	io->state = PCM_IO_MAPPED;
-	this_cpu_inc(pc->inflight->enter[io->epoch]);
+	unsigned int idx = READ_ONCE(pc->epoch) & 1;
+
+	io->state = PCM_IO_MAPPED + idx;
+	this_cpu_inc(pc->inflight->enter[idx]);
 	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
 }
 
 /* The bio's backing I/O is over, or it was never issued: drop its count. */
 static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
 {
-	if (io->state != PCM_IO_MAPPED)
+	unsigned int idx = io->state - PCM_IO_MAPPED;
+
+	if (io->state < PCM_IO_MAPPED)
 		return;
 	io->state = PCM_IO_DONE;
 	smp_mb(); /* what the bio did comes before its count drops */
-	this_cpu_inc(pc->inflight->exit[io->epoch]);
+	this_cpu_inc(pc->inflight->exit[idx]);
 	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
 	if (unlikely(READ_ONCE(pc->draining)))
 		wake_up(&pc->drain_wq);
@@ -207,6 +212,22 @@ static void owe_move(struct pcm_c *pc, struct pcm_domain *dom)
 	update_gate(dom);
 }
 
+/* count_write() made a move due outside the lock: owe it, wake the worker. */
+static noinline void move_fell_due(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	spin_lock(&dom->lock);
+	owe_move(pc, dom);
+	spin_unlock(&dom->lock);
+	pcm_move_due(pc);
+}
+
+/* A write programmed a row of @dom (map path, no lock held). */
+static inline void row_written(struct pcm_c *pc, struct pcm_domain *dom)
+{
+	if (unlikely(count_write(pc, dom)))
+		move_fell_due(pc, dom);
+}
+
 /*
  * @bio may not go now (under dom->lock); @head: it is the first parked.
  * A new write waits behind parked ones, and behind a batch of them being
@@ -274,7 +295,6 @@ static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 {
 	u32 rs = 1U << pc->layout.row_shift, left = bio_sectors(bio), done = 0;
 	bool write = op_is_write(bio_op(bio)), counts = programs_cells(bio);
-	bool due = false;
 	u64 base = 0;
 	unsigned int i;
 
@@ -292,15 +312,9 @@ static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 		else if (slot != base + done)
 			break;
 		done += min(left - done, i ? rs : rs - in_row);
-		if (counts && unlikely(count_write(pc, dom))) {
-			spin_lock(&dom->lock);
-			owe_move(pc, dom);
-			spin_unlock(&dom->lock);
-			due = true;
-		}
+		if (counts)
+			row_written(pc, dom);
 	}
-	if (due)
-		pcm_move_due(pc);
 	if (done)
 		bio->bi_iter.bi_sector = base;
 	return done;
@@ -406,12 +420,8 @@ static inline u32 map_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row
 	if (op_is_write(bio_op(bio)) && unlikely(READ_ONCE(dom->gate)))
 		return 0;
 	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
-	if (programs_cells(bio) && unlikely(count_write(pc, dom))) {
-		spin_lock(&dom->lock);
-		owe_move(pc, dom);
-		spin_unlock(&dom->lock);
-		pcm_move_due(pc);
-	}
+	if (programs_cells(bio))
+		row_written(pc, dom);
 	return bio_sectors(bio);
 }
 
@@ -430,6 +440,15 @@ static void one_row(struct pcm_c *pc, struct bio *bio, u32 in_row)
 
 	if (bio_sectors(bio) > rs - in_row)
 		dm_accept_partial_bio(bio, rs - in_row);
+}
+
+/* Map context: a write whose first row's gate is up; counted before it can park. */
+static noinline int map_parked(struct pcm_c *pc, struct bio *bio,
+			       struct pcm_domain *dom, u64 l, u32 in_row)
+{
+	one_row(pc, bio, in_row);
+	pcm_account(pc, bio, 1);
+	return map_gated(pc, dom, bio, l, in_row);
 }
 
 /*
@@ -484,13 +503,51 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			return DM_MAPIO_REMAPPED;
 		}
 	}
-	/* a write whose first row's gate is up; counted before it can park */
-	if (in_map) {
-		one_row(pc, bio, in_row);
-		pcm_account(pc, bio, 1);
-	}
 	dom = domain_of(pc, row, &l);
+	if (in_map)
+		return map_parked(pc, bio, dom, l, in_row);
 	return map_gated(pc, dom, bio, l, in_row);
+}
+
+/*
+ * The common case in one pass, without a lock or a call: a read or a
+ * plain write within one row whose domain's gate is down.  Everything
+ * else goes through pcm_map_bio(), a gated write through map_parked().
+ * Reads the bio before pcm_enter()'s stores, so it reads it once.
+ */
+static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io *io)
+{
+	struct pcm_c *pc = ti->private;
+	struct pcm_stats __percpu *st = pc->stats;
+	sector_t sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	u32 shift = pc->layout.row_shift, n = bio_sectors(bio);
+	u32 in_row = sector & ((1U << shift) - 1);
+	enum req_op op = bio_op(bio);
+	bool write = op == REQ_OP_WRITE;
+	struct pcm_domain *dom;
+	u64 l;
+
+	/* status counts reads and writes as READS + write, READ_BYTES + write */
+	BUILD_BUG_ON(PCM_WRITES != PCM_READS + 1 || PCM_WRITE_BYTES != PCM_READ_BYTES + 1);
+
+	/* empty, over a row's end, or not a plain read or write */
+	if (unlikely(!n || ((in_row + n - 1) >> shift) ||
+		     (bio->bi_opf & (REQ_OP_MASK & ~REQ_OP_WRITE)) ||
+		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) ||
+		     (write && READ_ONCE(pc->meta_failed)))) {
+		io->state = PCM_IO_IDLE;
+		return pcm_map_bio(pc, bio, io, true);
+	}
+	dom = domain_of(pc, sector >> shift, &l);
+	pcm_enter(pc, io);
+	if (write && unlikely(READ_ONCE(dom->gate)))
+		return map_parked(pc, bio, dom, l, in_row);
+	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
+	this_cpu_inc(st->c[PCM_READS + write]);
+	this_cpu_add(st->c[PCM_READ_BYTES + write], (u64)n << SECTOR_SHIFT);
+	if (write)
+		row_written(pc, dom);
+	return DM_MAPIO_REMAPPED;
 }
 
 int pcm_map(struct dm_target *ti, struct bio *bio)
@@ -498,9 +555,8 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = io_of(bio);
 
-	io->state = PCM_IO_IDLE;
 	bio_set_dev(bio, pc->dev->bdev);
-	return pcm_map_bio(pc, bio, io, true);
+	return map_fast(ti, bio, io);
 }
 
 /* Idempotent: a held or re-decoded completion may come back here. */

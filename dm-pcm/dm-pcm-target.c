@@ -17,7 +17,6 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <linux/u64_stats_sync.h>
 
 #include "dm-pcm-compat.h"
 #include "dm-pcm.h"
@@ -35,33 +34,17 @@ static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 	[PCM_WRITE_ZEROES_BYTES] = "write_zeroes_bytes",
 };
 
-static struct pcm_stats __percpu *pcm_stats_alloc(void)
-{
-	struct pcm_stats __percpu *stats = alloc_percpu(struct pcm_stats);
-	unsigned int cpu;
-
-	if (stats)
-		for_each_possible_cpu(cpu)
-			u64_stats_init(&per_cpu_ptr(stats, cpu)->syncp);
-	return stats;
-}
-
+/* Sum the per-CPU counters (dm-pcm-io.c: pcm_count()). */
 static void pcm_stats_sum(struct pcm_c *pc, u64 *sum)
 {
-	unsigned int cpu, i, seq;
+	unsigned int cpu, i;
 
 	memset(sum, 0, sizeof(u64) * PCM_NR_COUNTERS);
 	for_each_possible_cpu(cpu) {
 		struct pcm_stats *s = per_cpu_ptr(pc->stats, cpu);
-		u64 v[PCM_NR_COUNTERS];
 
-		do {
-			seq = u64_stats_fetch_begin(&s->syncp);
-			for (i = 0; i < PCM_NR_COUNTERS; i++)
-				v[i] = u64_stats_read(&s->c[i]);
-		} while (u64_stats_fetch_retry(&s->syncp, seq));
 		for (i = 0; i < PCM_NR_COUNTERS; i++)
-			sum[i] += v[i];
+			sum[i] += READ_ONCE(s->c[i]);
 	}
 }
 
@@ -255,7 +238,7 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot allocate domains";
 		return -ENOMEM;
 	}
-	pc->stats = pcm_stats_alloc();
+	pc->stats = alloc_percpu(struct pcm_stats);
 	if (!pc->stats) {
 		ti->error = "Cannot allocate statistics";
 		return -ENOMEM;

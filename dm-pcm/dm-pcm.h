@@ -13,7 +13,6 @@
 #include <linux/mutex.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
-#include <linux/u64_stats_sync.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -58,21 +57,20 @@ struct pcm_domain {
 
 /*
  * Per-bio data.  A bio is IDLE until it is mapped to a row, MAPPED while it
- * counts in the in-flight epoch it entered, DONE once the count dropped:
- * end_io may run more than once (completions held by the timing model or
- * decoded later by ECC) and drops the count only the first time, when the
- * backing I/O is over.
+ * counts in the in-flight epoch it entered (MAPPED + epoch: one store), DONE
+ * once the count dropped: end_io may run more than once (completions held
+ * by the timing model or decoded later by ECC) and drops the count only
+ * the first time, when the backing I/O is over.
  */
 enum pcm_io_state {
 	PCM_IO_IDLE,
-	PCM_IO_MAPPED,
 	PCM_IO_DONE,
+	PCM_IO_MAPPED,		/* in epoch 0; PCM_IO_MAPPED + 1: in epoch 1 */
 };
 
 struct pcm_io {
 	u64 row;			/* domain row, while parked */
-	u8 state;			/* enum pcm_io_state */
-	u8 epoch;			/* PCM_IO_MAPPED: which counter */
+	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
 };
 
 /*
@@ -112,8 +110,7 @@ enum pcm_counter {
 
 /* Per-CPU so that the I/O path never bounces a shared cache line. */
 struct pcm_stats {
-	u64_stats_t c[PCM_NR_COUNTERS];
-	struct u64_stats_sync syncp;
+	u64 c[PCM_NR_COUNTERS];
 };
 
 struct pcm_c {
