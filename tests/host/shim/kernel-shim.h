@@ -97,6 +97,16 @@ static inline u64 div_u64(u64 dividend, u32 divisor)
 	return dividend / divisor;
 }
 
+static inline u64 div64_u64(u64 dividend, u64 divisor)
+{
+	return dividend / divisor;
+}
+
+/* include/linux/minmax.h, without its type checks: each argument once */
+#define min(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a < __b ? __a : __b; })
+#define max(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a > __b ? __a : __b; })
+#define swap(a, b)		do { __typeof__(a) __t = (a); (a) = (b); (b) = __t; } while (0)
+
 #define __printf(a, b)		__attribute__((format(printf, a, b)))
 
 static inline int vscnprintf(char *buf, size_t size, const char *fmt, va_list ap)

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm timing model: see pcm-timing.h.  Every resource is a busy-until
+ * instant; a request starts on a resource at max(its arrival there, the
+ * resource's busy-until) and moves it forward by its service time.
+ */
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/string.h>
+
+#include "pcm-timing.h"
+
+/* Row @row's channel and rank: interleave units striped over channels. */
+struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row)
+{
+	u64 unit = div_u64(row, p->stripe_rows);
+	u32 ch, rk;
+
+	unit = div_u64_rem(unit, p->channels, &ch);
+	div_u64_rem(unit, p->ranks, &rk);
+	return (struct pcm_tm_loc){ .channel = ch, .rank = rk };
+}
+
+/* Nanoseconds to move @bytes at @mbps (10^6 bytes/s), rounded up; 0: free. */
+u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps)
+{
+	if (!mbps)
+		return 0;
+	return div64_u64(bytes * 1000 + mbps - 1, mbps);
+}
+
+/* Occupy a resource busy until *@busy from @at for @ns: when it is done. */
+static u64 occupy(u64 *busy, u64 at, u64 ns)
+{
+	*busy = max(at, *busy) + ns;
+	return *busy;
+}
+
+static void heap_down(u64 *h, u32 n, u32 i)
+{
+	for (;;) {
+		u32 l = 2 * i + 1, m = i;
+
+		if (l < n && h[l] < h[m])
+			m = l;
+		if (l + 1 < n && h[l + 1] < h[m])
+			m = l + 1;
+		if (m == i)
+			return;
+		swap(h[i], h[m]);
+		i = m;
+	}
+}
+
+/* The tags' free instants as a min-heap of @n; @old of them were kept. */
+static void tags_rebuild(struct pcm_tm *tm, u32 old, u32 n)
+{
+	u32 i;
+
+	/* shrinking keeps the latest: the requests still in flight */
+	while (old > n) {
+		tm->tag_free[0] = tm->tag_free[--old];
+		heap_down(tm->tag_free, old, 0);
+	}
+	for (i = old; i < n; i++)
+		tm->tag_free[i] = 0;
+	for (i = n / 2; i-- > 0;)
+		heap_down(tm->tag_free, n, i);
+	tm->nr_tags = n;
+}
+
+/*
+ * @rank_busy and @bus_busy hold channels * ranks and channels instants;
+ * @tag_free holds PCM_TM_MAX_TAGS, so that "set tags" needs no allocation.
+ */
+void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
+		 u64 *rank_busy, u64 *bus_busy, u64 *tag_free)
+{
+	memset(tm, 0, sizeof(*tm));
+	tm->p = *p;
+	tm->rank_busy = rank_busy;
+	tm->bus_busy = bus_busy;
+	tm->tag_free = tag_free;
+	memset(rank_busy, 0, sizeof(u64) * p->channels * p->ranks);
+	memset(bus_busy, 0, sizeof(u64) * p->channels);
+	tags_rebuild(tm, 0, p->tags);
+}
+
+/* New timing for new requests; the geometry stays what init gave. */
+void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
+{
+	u32 channels = tm->p.channels, ranks = tm->p.ranks;
+	u32 stripe = tm->p.stripe_rows;
+
+	tm->p = *p;
+	tm->p.channels = channels;
+	tm->p.ranks = ranks;
+	tm->p.stripe_rows = stripe;
+	if (p->tags != tm->nr_tags)
+		tags_rebuild(tm, tm->nr_tags, p->tags);
+}
+
+/* Take the tag that frees first: when the request may start. */
+static u64 take_tag(struct pcm_tm *tm, u64 arrival, bool *waited)
+{
+	*waited = false;
+	if (!tm->nr_tags)
+		return arrival;
+	if (tm->tag_free[0] <= arrival)
+		return arrival;
+	*waited = true;
+	return tm->tag_free[0];
+}
+
+static void put_tag(struct pcm_tm *tm, u64 done)
+{
+	if (!tm->nr_tags)
+		return;
+	tm->tag_free[0] = done;
+	heap_down(tm->tag_free, tm->nr_tags, 0);
+}
+
+/* Writes whose programs ended by @t leave the cache. */
+static void cache_drain(struct pcm_tm *tm, u64 t)
+{
+	while (tm->cache_len && tm->cache[tm->cache_head].free_at <= t) {
+		tm->cache_bytes -= tm->cache[tm->cache_head].bytes;
+		tm->cache_head = (tm->cache_head + 1) % PCM_TM_CACHE_SLOTS;
+		tm->cache_len--;
+	}
+}
+
+/*
+ * When the cache admits @bytes arriving at @t: after enough older writes
+ * drained.  A write larger than the cache waits for it to be empty.
+ */
+static u64 cache_admit(struct pcm_tm *tm, u64 t, u64 bytes, bool *waited)
+{
+	u64 need = min(bytes, tm->p.write_cache);
+
+	cache_drain(tm, t);
+	*waited = false;
+	while (tm->cache_bytes + need > tm->p.write_cache) {
+		t = tm->cache[tm->cache_head].free_at;
+		*waited = true;
+		cache_drain(tm, t);
+	}
+	return t;
+}
+
+/*
+ * The write occupies the cache until @free_at.  Entries keep free_at in
+ * order (the cache drains in FIFO order); when every slot is taken the
+ * write joins the newest entry, which then frees a little later.
+ */
+static void cache_add(struct pcm_tm *tm, u64 bytes, u64 free_at)
+{
+	u32 tail = (tm->cache_head + tm->cache_len + PCM_TM_CACHE_SLOTS - 1) %
+		   PCM_TM_CACHE_SLOTS;
+
+	bytes = min(bytes, tm->p.write_cache);
+	if (tm->cache_len)
+		free_at = max(free_at, tm->cache[tail].free_at);
+	if (tm->cache_len == PCM_TM_CACHE_SLOTS) {
+		tm->cache[tail].bytes += bytes;
+		tm->cache[tail].free_at = free_at;
+	} else {
+		tail = (tm->cache_head + tm->cache_len) % PCM_TM_CACHE_SLOTS;
+		tm->cache[tail].bytes = bytes;
+		tm->cache[tail].free_at = free_at;
+		tm->cache_len++;
+	}
+	tm->cache_bytes += bytes;
+}
+
+/* Read @pc from its rank, then over its bus: when the data left the bus. */
+static u64 read_piece(struct pcm_tm *tm, u64 t, const struct pcm_tm_piece *pc)
+{
+	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, pc->row);
+	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
+
+	t = occupy(rank, t, tm->p.read_ns);
+	return occupy(&tm->bus_busy[at.channel], t,
+		      pcm_tm_xfer_ns(pc->bytes, tm->p.read_mbps));
+}
+
+/*
+ * Write @pc over its bus, then program its rank.  *@in_ctrl: when its data
+ * reached the controller; returns when the program ends.
+ */
+static u64 write_piece(struct pcm_tm *tm, u64 t, const struct pcm_tm_piece *pc,
+		       u64 *in_ctrl)
+{
+	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, pc->row);
+	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
+
+	*in_ctrl = occupy(&tm->bus_busy[at.channel], t,
+			  pcm_tm_xfer_ns(pc->bytes, tm->p.write_mbps));
+	return occupy(rank, *in_ctrl, pc->zero ? tm->p.zero_write_ns : tm->p.write_ns);
+}
+
+static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
+{
+	u64 done = t;
+	u32 i;
+
+	/* pieces stream to the host as they leave their buses */
+	for (i = 0; i < rq->nr_pieces; i++) {
+		const struct pcm_tm_piece *pc = &rq->pieces[i];
+		u64 at_host = occupy(&tm->link_busy, read_piece(tm, t, pc),
+				     pcm_tm_xfer_ns(pc->bytes, tm->p.host_mbps));
+
+		done = max(done, at_host);
+	}
+	return done;
+}
+
+static u64 submit_write(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq,
+			u64 bytes, bool *cache_waited)
+{
+	u64 in_ctrl = t, programmed = t, c, p;
+	u32 i;
+
+	t = occupy(&tm->link_busy, t, pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
+	if (tm->p.write_cache)
+		t = cache_admit(tm, t, bytes, cache_waited);
+	for (i = 0; i < rq->nr_pieces; i++) {
+		p = write_piece(tm, t, &rq->pieces[i], &c);
+		in_ctrl = max(in_ctrl, c);
+		programmed = max(programmed, p);
+	}
+	if (tm->p.write_cache) {
+		cache_add(tm, bytes, programmed);
+		return t;
+	}
+	return tm->p.early ? in_ctrl : programmed;
+}
+
+/* Charge @rq to the model; @res says when it completes. */
+void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
+		   struct pcm_tm_result *res)
+{
+	u64 bytes = 0, t;
+	u32 i;
+
+	for (i = 0; i < rq->nr_pieces; i++)
+		bytes += rq->pieces[i].bytes;
+	res->cache_waited = false;
+	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
+	t = occupy(&tm->front_busy, res->start, tm->p.cmd_ns);
+	if (rq->write)
+		res->done = submit_write(tm, t, rq, bytes, &res->cache_waited);
+	else
+		res->done = submit_read(tm, t, rq);
+	put_tag(tm, res->done);
+}
+
+/*
+ * A gap move from physical row @src to @dst at @now: a row read and a row
+ * write on their ranks and buses, without a tag, the front end or the
+ * host link.  Returns when the copy's program ends.
+ */
+u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
+{
+	struct pcm_tm_piece from = { .row = src, .bytes = bytes };
+	struct pcm_tm_piece to = { .row = dst, .bytes = bytes };
+	u64 in_ctrl;
+
+	return write_piece(tm, read_piece(tm, now, &from), &to, &in_ctrl);
+}

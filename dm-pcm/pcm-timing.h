@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * dm-pcm timing model (DESIGN.md section 5): channels x ranks behind a
+ * front end and a host link, each with a busy-until instant in
+ * nanoseconds.  Given a request's arrival and the physical rows it
+ * touches, the model says when the emulated device completes it.  Pure
+ * logic shared by the module, the host unit tests and tools/pcm-model:
+ * it neither allocates nor sleeps, and calls are made in arrival order.
+ *
+ * A read occupies its rank for read_ns, then its channel's bus for
+ * bytes / read_mbps, then the host link; a write occupies the host link,
+ * then the bus for bytes / write_mbps, then its rank for write_ns (or
+ * zero_write_ns).  Every request first takes a tag (FIFO when all are
+ * in flight) and the front end for cmd_ns.  A write completes when its
+ * data reached the controller (early) or when its program ended (late);
+ * with a write cache it completes once the cache admitted it, and the
+ * cache drains to the ranks behind it.  A gap move is a row read plus a
+ * row write on the ranks involved, and nothing else.
+ */
+#ifndef DM_PCM_TIMING_H
+#define DM_PCM_TIMING_H
+
+#include <linux/types.h>
+
+#define PCM_TM_MAX_CHANNELS	64
+#define PCM_TM_MAX_RANKS	64
+#define PCM_TM_MAX_TAGS		1024
+#define PCM_TM_CACHE_SLOTS	256	/* writes tracked in the write cache */
+
+/* What a preset or the table line sets; 0 rates and counts: unlimited. */
+struct pcm_tm_params {
+	u32 channels, ranks;		/* geometry: needs a reload */
+	u32 stripe_rows;		/* rows per interleave unit, >= 1 */
+	u32 tags;			/* requests in flight; 0: no limit */
+	u64 read_ns, write_ns, zero_write_ns, cmd_ns;
+	u64 read_mbps, write_mbps;	/* per channel bus */
+	u64 host_mbps;			/* the host link */
+	u64 write_cache;		/* bytes; 0: no cache */
+	bool early;			/* completion:early */
+};
+
+struct pcm_tm_cache_slot {
+	u64 free_at;			/* its programs have ended */
+	u64 bytes;
+};
+
+/*
+ * The model's state.  The caller allocates the arrays for the geometry
+ * (pcm_tm_sizes()) and serializes calls.
+ */
+struct pcm_tm {
+	struct pcm_tm_params p;
+	u64 *rank_busy;			/* [channels * ranks] */
+	u64 *bus_busy;			/* [channels] */
+	u64 *tag_free;			/* [tags]: a min-heap of free instants */
+	u32 nr_tags;			/* heap size: tags the geometry allows */
+	u64 front_busy, link_busy;
+	/* write cache: FIFO of cached writes, free_at never decreasing */
+	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
+	u32 cache_head, cache_len;
+	u64 cache_bytes;
+};
+
+/* One piece of a request: the part of it that lies in one physical row. */
+struct pcm_tm_piece {
+	u64 row;			/* backing row: picks channel and rank */
+	u32 bytes;
+	bool zero;			/* a write of zeros (zero_write_ns) */
+};
+
+struct pcm_tm_req {
+	u64 arrival;			/* ns, same clock as every other call */
+	bool write;
+	const struct pcm_tm_piece *pieces;
+	u32 nr_pieces;
+};
+
+struct pcm_tm_result {
+	u64 start;			/* got its tag */
+	u64 done;			/* the modeled completion instant */
+	bool tag_waited;		/* all tags were in flight at arrival */
+	bool cache_waited;		/* the write cache was full */
+};
+
+struct pcm_tm_loc {
+	u32 channel, rank;
+};
+
+/* Array sizes for pcm_tm_init(), in elements. */
+static inline void pcm_tm_sizes(const struct pcm_tm_params *p, u32 *ranks,
+				u32 *buses, u32 *tags)
+{
+	*ranks = p->channels * p->ranks;
+	*buses = p->channels;
+	*tags = p->tags;
+}
+
+struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row);
+u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps);
+void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
+		 u64 *rank_busy, u64 *bus_busy, u64 *tag_free);
+void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p);
+void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
+		   struct pcm_tm_result *res);
+u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes);
+
+#endif
