@@ -9,7 +9,9 @@
 
 #include <linux/blkdev.h>
 #include <linux/device-mapper.h>
+#include <linux/hrtimer.h>
 #include <linux/module.h>
+#include <linux/version.h>
 
 /* module_dm() arrived in 6.3. */
 #ifndef module_dm
@@ -32,5 +34,17 @@ module_exit(dm_##name##_exit)
 #else
 #define PCM_MODE_WRITE	FMODE_WRITE
 #endif
+
+/* 6.13 replaced hrtimer_init() and setting ->function with hrtimer_setup(). */
+static inline void pcm_hrtimer_init(struct hrtimer *timer,
+				    enum hrtimer_restart (*fn)(struct hrtimer *))
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+#else
+	hrtimer_init(timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	timer->function = fn;
+#endif
+}
 
 #endif

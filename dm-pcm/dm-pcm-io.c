@@ -81,6 +81,7 @@ static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 	unsigned int idx = READ_ONCE(pc->epoch) & 1;
 
 	io->state = PCM_IO_MAPPED + idx;
+	io->timed = false;
 	this_cpu_inc(pc->inflight->enter[idx]);
 	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
 }
@@ -350,6 +351,14 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 	spin_unlock(&dom->lock);
 }
 
+/* A bio mapped outside map context (it waited): charge it, issue it. */
+static void submit_remapped(struct pcm_c *pc, struct bio *bio)
+{
+	if (READ_ONCE(pc->timed))
+		pcm_timing_charge(pc, bio, io_of(bio));
+	dm_submit_bio_remap(bio, NULL);
+}
+
 /*
  * Submit parked bios from the head, in arrival order, while they may go;
  * a released write can make a move due and stop the release there.  The
@@ -398,7 +407,7 @@ again:
 			bio_io_error(bio);
 			continue;
 		}
-		dm_submit_bio_remap(bio, NULL);
+		submit_remapped(pc, bio);
 	}
 	/* writes that came meanwhile parked behind the batch: they may go */
 	spin_lock(&dom->lock);
@@ -536,6 +545,7 @@ static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io 
 		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) ||
 		     (write && READ_ONCE(pc->meta_failed)))) {
 		io->state = PCM_IO_IDLE;
+		io->timed = false;
 		return pcm_map_bio(pc, bio, io, true);
 	}
 	dom = domain_of(pc, sector >> shift, &l);
@@ -554,15 +564,27 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = io_of(bio);
+	int r;
 
 	bio_set_dev(bio, pc->dev->bdev);
-	return map_fast(ti, bio, io);
+	r = map_fast(ti, bio, io);
+	if (unlikely(READ_ONCE(pc->timed)) && r == DM_MAPIO_REMAPPED)
+		pcm_timing_charge(pc, bio, io);
+	return r;
 }
 
-/* Idempotent: a held or re-decoded completion may come back here. */
+/*
+ * Idempotent: a held or re-decoded completion comes back here.  The
+ * in-flight count drops when the backing I/O is over, not when the
+ * model lets the bio go.
+ */
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
-	pcm_io_done(ti->private, io_of(bio));
+	struct pcm_io *io = io_of(bio);
+
+	pcm_io_done(ti->private, io);
+	if (unlikely(io->timed))
+		return pcm_timing_end_io(ti->private, bio, io);
 	return DM_ENDIO_DONE;
 }
 
@@ -574,7 +596,7 @@ void pcm_resubmit(struct pcm_c *pc, struct bio_list *list)
 	while ((bio = bio_list_pop(list))) {
 		switch (pcm_map_bio(pc, bio, io_of(bio), false)) {
 		case DM_MAPIO_REMAPPED:
-			dm_submit_bio_remap(bio, NULL);
+			submit_remapped(pc, bio);
 			break;
 		case DM_MAPIO_KILL:
 			bio_io_error(bio);

@@ -47,7 +47,8 @@ static const char *pcm_name(struct pcm_c *pc)
  * synchronous dm_io calls from the worker (a ramdisk completes them
  * without a context switch; kcopyd would add two thread hops).  The one
  * place a slot's contents move, so that what belongs to a row (its
- * parity, with ECC) moves with it.
+ * parity, with ECC) moves with it, and the timing model charges the copy
+ * to the ranks of both rows.
  */
 static int move_slot(struct pcm_c *pc, struct pcm_domain *dom, u64 src, u64 dst)
 {
@@ -57,10 +58,13 @@ static int move_slot(struct pcm_c *pc, struct pcm_domain *dom, u64 src, u64 dst)
 
 	r = pcm_io(pc, bdev, REQ_OP_READ | REQ_SYNC,
 		   pcm_layout_slot(&pc->layout, dom->id, src), n, pc->row_buf);
-	if (r)
-		return r;
-	return pcm_io(pc, bdev, REQ_OP_WRITE | REQ_SYNC,
-		      pcm_layout_slot(&pc->layout, dom->id, dst), n, pc->row_buf);
+	if (!r)
+		r = pcm_io(pc, bdev, REQ_OP_WRITE | REQ_SYNC,
+			   pcm_layout_slot(&pc->layout, dom->id, dst), n, pc->row_buf);
+	if (!r)
+		pcm_timing_move(pc, pcm_sg_backing_row(pc->nr_domains, dom->id, src),
+				pcm_sg_backing_row(pc->nr_domains, dom->id, dst));
+	return r;
 }
 
 /* 0, -EAGAIN (suspended, read-only, or @msg and suspending) or -EIO. */

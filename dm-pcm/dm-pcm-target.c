@@ -53,6 +53,7 @@ static void pcm_dtr(struct dm_target *ti)
 	struct pcm_c *pc = ti->private;
 
 	pcm_move_exit(pc);
+	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
 	pcm_io_exit(pc);
 	kvfree(pc->dom);
@@ -251,6 +252,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot create gap mover";
 		return -ENOMEM;
 	}
+	if (pcm_timing_init(pc)) {
+		ti->error = "Cannot allocate the timing model";
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -266,6 +271,9 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
  *   randomize:<seed>     Feistel randomization of rows, 0 = off
  *   meta_device:<path>   superblocks there instead of at the end of dev
  *   format               initialize the metadata, whatever is there
+ *   channels:<n> ranks:<n> stripe:<rows>   the timing model's geometry
+ *   read_ns: write_ns: zero_write_ns: cmd_ns: read_mbps: write_mbps:
+ *   host_mbps: tags: completion:late|early write_cache:   its timing
  */
 static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -404,6 +412,7 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	       atomic64_read(&pc->parked_writes), atomic64_read(&pc->wouldblock));
 	DMEMIT(" sb_writes:%llu meta_flushes:%llu", READ_ONCE(pc->sb_writes),
 	       READ_ONCE(pc->meta_flushes));
+	pcm_timing_status(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -458,6 +467,7 @@ static int pcm_msg_stats(struct pcm_c *pc, unsigned int argc, char **argv)
 	atomic64_set(&pc->parked_writes, 0);
 	atomic64_set(&pc->wouldblock, 0);
 	mutex_unlock(&pc->meta_lock);
+	pcm_timing_reset(pc);
 	return 0;
 }
 
@@ -502,6 +512,8 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 		return r;
 	}
 	WRITE_ONCE(pc->live.val[id], val);
+	if (id >= PCM_CHANNELS)		/* the timing model's parameters */
+		pcm_timing_update(pc);
 	return 0;
 }
 
@@ -584,6 +596,17 @@ static int pcm_msg_registers(struct pcm_c *pc, unsigned int argc,
 	return 1;
 }
 
+/* "lateness": the histogram of completions' lateness (dm-pcm-timing.c). */
+static int pcm_msg_lateness(struct pcm_c *pc, unsigned int argc,
+			    char *result, unsigned int maxlen)
+{
+	if (argc != 1) {
+		DMERR("usage: lateness");
+		return -EINVAL;
+	}
+	return pcm_timing_lateness(pc, result, maxlen);
+}
+
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
 {
@@ -601,6 +624,8 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_persist(pc, argc);
 	if (!strcasecmp(argv[0], "registers"))
 		return pcm_msg_registers(pc, argc, result, maxlen);
+	if (!strcasecmp(argv[0], "lateness"))
+		return pcm_msg_lateness(pc, argc, result, maxlen);
 
 	DMERR("unknown message: %.40s", argv[0]);
 	return -EINVAL;
@@ -628,7 +653,7 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type pcm_target = {
 	.name = "pcm",
-	.version = {1, 1, 0},
+	.version = {1, 2, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = pcm_ctr,

@@ -10,6 +10,7 @@
 #include <linux/atomic.h>
 #include <linux/bio.h>
 #include <linux/device-mapper.h>
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
@@ -20,6 +21,7 @@
 #include "pcm-params.h"
 #include "pcm-sb.h"
 #include "pcm-startgap.h"
+#include "pcm-timing.h"
 
 #define DM_MSG_PREFIX "pcm"
 
@@ -71,6 +73,28 @@ enum pcm_io_state {
 struct pcm_io {
 	u64 row;			/* domain row, while parked */
 	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
+	bool timed;			/* charged to the timing model */
+	bool held;			/* its completion waits for @timer */
+	u64 deadline;			/* modeled completion, ktime_get_ns() */
+	struct pcm_c *pc;		/* for @timer */
+	struct hrtimer timer;
+};
+
+/* dm-pcm-timing.c: the timing model's state and what status shows of it */
+#define PCM_LATE_BUCKETS	64
+
+struct pcm_late_hist {
+	u64 n[PCM_LATE_BUCKETS];
+};
+
+struct pcm_timing {
+	spinlock_t lock;		/* @tm and the figures below it */
+	struct pcm_tm tm;
+	u64 *rank_busy, *bus_busy, *tag_free;
+	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
+	u64 tag_waits, cache_waits;
+	atomic64_t held, late, late_max;
+	struct pcm_late_hist __percpu *hist;
 };
 
 /*
@@ -161,6 +185,10 @@ struct pcm_c {
 	atomic64_t parked_writes;	/* writes that waited for the mover */
 	atomic64_t wouldblock;		/* REQ_NOWAIT bios refused instead */
 
+	/* the timing model: dm-pcm-timing.c */
+	struct pcm_timing *timing;
+	bool timed;			/* the model is on: charge every bio */
+
 	struct pcm_stats __percpu *stats;
 	spinlock_t stats_lock;		/* protects stats_base */
 	u64 stats_base[PCM_NR_COUNTERS];	/* snapshot of "stats reset" */
@@ -198,6 +226,18 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid);
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
 void pcm_resubmit(struct pcm_c *pc, struct bio_list *list);
+
+/* dm-pcm-timing.c */
+int pcm_timing_init(struct pcm_c *pc);
+void pcm_timing_exit(struct pcm_c *pc);
+void pcm_timing_update(struct pcm_c *pc);
+void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst);
+int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
+		       unsigned int *szp);
+void pcm_timing_reset(struct pcm_c *pc);
+int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen);
 
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);

@@ -13,6 +13,13 @@
 #include <linux/string.h>
 
 #include "pcm-params.h"
+#include "pcm-timing.h"
+
+static const char * const completion_choices[] = {
+	[PCM_COMPLETION_LATE] = "late",
+	[PCM_COMPLETION_EARLY] = "early",
+	NULL,
+};
 
 const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 	[PCM_ROW_SIZE] = {
@@ -37,6 +44,59 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 	[PCM_FORMAT] = {
 		.name = "format", .unit = "flag", .kind = PCM_KIND_FLAG,
 		.once = true,
+	},
+	[PCM_CHANNELS] = {
+		.name = "channels", .unit = "channels", .kind = PCM_KIND_U64,
+		.def = 1, .min = 1, .max = PCM_TM_MAX_CHANNELS,
+	},
+	[PCM_RANKS] = {
+		.name = "ranks", .unit = "ranks per channel", .kind = PCM_KIND_U64,
+		.def = 1, .min = 1, .max = PCM_TM_MAX_RANKS,
+	},
+	[PCM_STRIPE] = {
+		.name = "stripe", .unit = "rows", .kind = PCM_KIND_U64,
+		.def = 1, .min = 1, .max = 1048576,
+	},
+	[PCM_READ_NS] = {
+		.name = "read_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_WRITE_NS] = {
+		.name = "write_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_ZERO_WRITE_NS] = {
+		.name = "zero_write_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_CMD_NS] = {
+		.name = "cmd_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_READ_MBPS] = {
+		.name = "read_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
+	},
+	[PCM_WRITE_MBPS] = {
+		.name = "write_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
+	},
+	[PCM_HOST_MBPS] = {
+		.name = "host_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
+	},
+	[PCM_TAGS] = {
+		.name = "tags", .unit = "requests, 0: unlimited", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_TAGS, .runtime = true,
+	},
+	[PCM_COMPLETION] = {
+		.name = "completion", .unit = "late|early", .kind = PCM_KIND_ENUM,
+		.def = PCM_COMPLETION_LATE, .runtime = true,
+		.choices = completion_choices,
+	},
+	[PCM_WRITE_CACHE] = {
+		.name = "write_cache", .unit = "bytes", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_CACHE, .runtime = true,
 	},
 };
 

@@ -22,7 +22,27 @@ enum pcm_param {
 	PCM_RANDOMIZE,
 	PCM_META_DEVICE,
 	PCM_FORMAT,
+	/* timing model (pcm-timing.h): geometry, then what "set" changes */
+	PCM_CHANNELS,
+	PCM_RANKS,
+	PCM_STRIPE,
+	PCM_READ_NS,
+	PCM_WRITE_NS,
+	PCM_ZERO_WRITE_NS,
+	PCM_CMD_NS,
+	PCM_READ_MBPS,
+	PCM_WRITE_MBPS,
+	PCM_HOST_MBPS,
+	PCM_TAGS,
+	PCM_COMPLETION,
+	PCM_WRITE_CACHE,
 	PCM_NR_PARAMS
+};
+
+/* PCM_COMPLETION's values */
+enum pcm_completion {
+	PCM_COMPLETION_LATE,
+	PCM_COMPLETION_EARLY,
 };
 
 enum pcm_param_kind {

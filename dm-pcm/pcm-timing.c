@@ -173,42 +173,56 @@ static void cache_add(struct pcm_tm *tm, u64 bytes, u64 free_at)
 	tm->cache_bytes += bytes;
 }
 
-/* Read @pc from its rank, then over its bus: when the data left the bus. */
-static u64 read_piece(struct pcm_tm *tm, u64 t, const struct pcm_tm_piece *pc)
+/* Read @bytes of @row from its rank, then over its bus: when they left it. */
+static u64 read_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes)
 {
-	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, pc->row);
+	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
 	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
 
 	t = occupy(rank, t, tm->p.read_ns);
 	return occupy(&tm->bus_busy[at.channel], t,
-		      pcm_tm_xfer_ns(pc->bytes, tm->p.read_mbps));
+		      pcm_tm_xfer_ns(bytes, tm->p.read_mbps));
 }
 
 /*
- * Write @pc over its bus, then program its rank.  *@in_ctrl: when its data
- * reached the controller; returns when the program ends.
+ * Write @bytes of @row over its bus, then program its rank.  *@in_ctrl:
+ * when the data reached the controller; returns when the program ends.
  */
-static u64 write_piece(struct pcm_tm *tm, u64 t, const struct pcm_tm_piece *pc,
-		       u64 *in_ctrl)
+static u64 write_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes, bool zero,
+		     u64 *in_ctrl)
 {
-	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, pc->row);
+	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
 	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
 
 	*in_ctrl = occupy(&tm->bus_busy[at.channel], t,
-			  pcm_tm_xfer_ns(pc->bytes, tm->p.write_mbps));
-	return occupy(rank, *in_ctrl, pc->zero ? tm->p.zero_write_ns : tm->p.write_ns);
+			  pcm_tm_xfer_ns(bytes, tm->p.write_mbps));
+	return occupy(rank, *in_ctrl, zero ? tm->p.zero_write_ns : tm->p.write_ns);
+}
+
+/* Bytes of @rq in its @i-th row. */
+static u64 piece(const struct pcm_tm_req *rq, u64 i)
+{
+	u64 first = min_t(u64, rq->bytes, rq->row_bytes - rq->offset);
+
+	if (!i)
+		return first;
+	return min_t(u64, rq->bytes - first - (i - 1) * rq->row_bytes, rq->row_bytes);
+}
+
+static u64 nr_pieces(const struct pcm_tm_req *rq)
+{
+	return div64_u64(rq->offset + rq->bytes + rq->row_bytes - 1, rq->row_bytes);
 }
 
 static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
 {
-	u64 done = t;
-	u32 i;
+	u64 i, n = nr_pieces(rq), done = t;
 
-	/* pieces stream to the host as they leave their buses */
-	for (i = 0; i < rq->nr_pieces; i++) {
-		const struct pcm_tm_piece *pc = &rq->pieces[i];
-		u64 at_host = occupy(&tm->link_busy, read_piece(tm, t, pc),
-				     pcm_tm_xfer_ns(pc->bytes, tm->p.host_mbps));
+	/* rows stream to the host as they leave their buses */
+	for (i = 0; i < n; i++) {
+		u64 bytes = piece(rq, i);
+		u64 at_host = occupy(&tm->link_busy, read_row(tm, t, rq->row + i, bytes),
+				     pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
 
 		done = max(done, at_host);
 	}
@@ -216,21 +230,20 @@ static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
 }
 
 static u64 submit_write(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq,
-			u64 bytes, bool *cache_waited)
+			bool *cache_waited)
 {
-	u64 in_ctrl = t, programmed = t, c, p;
-	u32 i;
+	u64 i, n = nr_pieces(rq), in_ctrl = t, programmed = t, c, p;
 
-	t = occupy(&tm->link_busy, t, pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
+	t = occupy(&tm->link_busy, t, pcm_tm_xfer_ns(rq->bytes, tm->p.host_mbps));
 	if (tm->p.write_cache)
-		t = cache_admit(tm, t, bytes, cache_waited);
-	for (i = 0; i < rq->nr_pieces; i++) {
-		p = write_piece(tm, t, &rq->pieces[i], &c);
+		t = cache_admit(tm, t, rq->bytes, cache_waited);
+	for (i = 0; i < n; i++) {
+		p = write_row(tm, t, rq->row + i, piece(rq, i), rq->zero, &c);
 		in_ctrl = max(in_ctrl, c);
 		programmed = max(programmed, p);
 	}
 	if (tm->p.write_cache) {
-		cache_add(tm, bytes, programmed);
+		cache_add(tm, rq->bytes, programmed);
 		return t;
 	}
 	return tm->p.early ? in_ctrl : programmed;
@@ -240,31 +253,26 @@ static u64 submit_write(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq,
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res)
 {
-	u64 bytes = 0, t;
-	u32 i;
+	u64 t;
 
-	for (i = 0; i < rq->nr_pieces; i++)
-		bytes += rq->pieces[i].bytes;
 	res->cache_waited = false;
 	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
 	t = occupy(&tm->front_busy, res->start, tm->p.cmd_ns);
 	if (rq->write)
-		res->done = submit_write(tm, t, rq, bytes, &res->cache_waited);
+		res->done = submit_write(tm, t, rq, &res->cache_waited);
 	else
 		res->done = submit_read(tm, t, rq);
 	put_tag(tm, res->done);
 }
 
 /*
- * A gap move from physical row @src to @dst at @now: a row read and a row
+ * A gap move from backing row @src to @dst at @now: a row read and a row
  * write on their ranks and buses, without a tag, the front end or the
  * host link.  Returns when the copy's program ends.
  */
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
 {
-	struct pcm_tm_piece from = { .row = src, .bytes = bytes };
-	struct pcm_tm_piece to = { .row = dst, .bytes = bytes };
 	u64 in_ctrl;
 
-	return write_piece(tm, read_piece(tm, now, &from), &to, &in_ctrl);
+	return write_row(tm, read_row(tm, now, src, bytes), dst, bytes, false, &in_ctrl);
 }

@@ -20,12 +20,16 @@
 #ifndef DM_PCM_TIMING_H
 #define DM_PCM_TIMING_H
 
+#include <linux/bitops.h>
 #include <linux/types.h>
 
 #define PCM_TM_MAX_CHANNELS	64
 #define PCM_TM_MAX_RANKS	64
 #define PCM_TM_MAX_TAGS		1024
 #define PCM_TM_CACHE_SLOTS	256	/* writes tracked in the write cache */
+#define PCM_TM_MAX_NS		1000000000ULL	/* a stage: 1 s */
+#define PCM_TM_MAX_MBPS		1000000ULL	/* 1 TB/s */
+#define PCM_TM_MAX_CACHE	BIT_ULL(30)	/* write cache: 1 GiB */
 
 /* What a preset or the table line sets; 0 rates and counts: unlimited. */
 struct pcm_tm_params {
@@ -61,18 +65,19 @@ struct pcm_tm {
 	u64 cache_bytes;
 };
 
-/* One piece of a request: the part of it that lies in one physical row. */
-struct pcm_tm_piece {
-	u64 row;			/* backing row: picks channel and rank */
-	u32 bytes;
-	bool zero;			/* a write of zeros (zero_write_ns) */
-};
-
+/*
+ * A request: @bytes from byte @offset of backing row @row on, over as many
+ * back-to-back rows of @row_bytes as it takes; each row is charged on the
+ * rank and channel it lives on.
+ */
 struct pcm_tm_req {
 	u64 arrival;			/* ns, same clock as every other call */
 	bool write;
-	const struct pcm_tm_piece *pieces;
-	u32 nr_pieces;
+	bool zero;			/* writes zeros: zero_write_ns */
+	u64 row;
+	u32 offset;
+	u32 row_bytes;
+	u64 bytes;
 };
 
 struct pcm_tm_result {

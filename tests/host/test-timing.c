@@ -33,9 +33,8 @@ static void init(const struct pcm_tm_params *p)
 static u64 one(u64 at, bool write, u64 row, u32 bytes, bool zero,
 	       struct pcm_tm_result *res)
 {
-	struct pcm_tm_piece pc = { .row = row, .bytes = bytes, .zero = zero };
-	struct pcm_tm_req rq = { .arrival = at, .write = write, .pieces = &pc,
-				 .nr_pieces = 1 };
+	struct pcm_tm_req rq = { .arrival = at, .write = write, .zero = zero,
+				 .row = row, .row_bytes = 4096, .bytes = bytes };
 	struct pcm_tm_result r;
 
 	pcm_tm_submit(&tm, &rq, res ? res : &r);
@@ -132,10 +131,7 @@ static void test_parallel_writes(void)
 static void test_pieces(void)
 {
 	struct pcm_tm_params p = base();
-	struct pcm_tm_piece pcs[2] = {
-		{ .row = 0, .bytes = 4096 }, { .row = 1, .bytes = 4096 },
-	};
-	struct pcm_tm_req rq = { .pieces = pcs, .nr_pieces = 2 };
+	struct pcm_tm_req rq = { .row = 0, .row_bytes = 4096, .bytes = 8192 };
 	struct pcm_tm_result r;
 
 	p.cmd_ns = 0;
@@ -149,6 +145,16 @@ static void test_pieces(void)
 	pcm_tm_submit(&tm, &rq, &r);
 	/* the second read overlaps the first's transfer, then waits for the bus */
 	check(r.done == 1000 + 2 * 10240, "one rank and bus: %llu", r.done);
+	/* 8 KiB from the middle of a row: 2 KiB, 4 KiB, 2 KiB on three channels */
+	p.channels = 4;
+	init(&p);
+	rq.offset = 2048;
+	pcm_tm_submit(&tm, &rq, &r);
+	check(tm.bus_busy[0] == 1000 + 5120 && tm.bus_busy[1] == 1000 + 10240 &&
+	      tm.bus_busy[2] == 1000 + 5120 && tm.bus_busy[3] == 0,
+	      "buses %llu %llu %llu %llu", tm.bus_busy[0], tm.bus_busy[1],
+	      tm.bus_busy[2], tm.bus_busy[3]);
+	check(r.done == 1000 + 10240, "done %llu", r.done);
 }
 
 /* A gap move holds its ranks: the next request there waits for it. */
@@ -204,8 +210,8 @@ static double closed_loop(u32 qd, bool write, u32 nrows, u32 n)
 	u32 i, k, slot;
 
 	for (i = 0; i < n; i++) {
-		struct pcm_tm_piece pc = { .row = i % nrows, .bytes = 4096 };
-		struct pcm_tm_req rq = { .write = write, .pieces = &pc, .nr_pieces = 1 };
+		struct pcm_tm_req rq = { .write = write, .row = i % nrows,
+					 .row_bytes = 4096, .bytes = 4096 };
 		struct pcm_tm_result r;
 
 		for (slot = 0, k = 1; k < qd; k++)

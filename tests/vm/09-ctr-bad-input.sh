@@ -7,7 +7,7 @@
 
 brd_load 16 || skip_all "brd not available"
 len=$(pcm_len /dev/ram0)
-max_opt=7	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
+max_opt=20	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
 tried=0
 
 # refused DESC PHRASE TABLE: the line fails, says PHRASE, leaves nothing.

@@ -27,9 +27,25 @@ PARAMS = {                                      # name: (min, max, power of two)
     'gap_interval': (0, 10 ** 9, False),
     'domains': (1, 1024, False),
     'randomize': (0, U64 - 1, False),
+    'channels': (1, 64, False),
+    'ranks': (1, 64, False),
+    'stripe': (1, 1048576, False),
+    'read_ns': (0, 10 ** 9, False),
+    'write_ns': (0, 10 ** 9, False),
+    'zero_write_ns': (0, 10 ** 9, False),
+    'cmd_ns': (0, 10 ** 9, False),
+    'read_mbps': (0, 10 ** 6, False),
+    'write_mbps': (0, 10 ** 6, False),
+    'host_mbps': (0, 10 ** 6, False),
+    'tags': (0, 1024, False),
+    'write_cache': (0, 1 << 30, False),
 }
+CHOICES = {'completion': ('late', 'early')}     # enumerated parameters
+# what "set" may change: gap_interval and the timing model but its geometry
+RUNTIME = {'gap_interval', 'read_ns', 'write_ns', 'zero_write_ns', 'cmd_ns', 'read_mbps',
+           'write_mbps', 'host_mbps', 'tags', 'write_cache', 'completion'}
 PRESETS = ('none',)
-MAX_OPT = len(PARAMS) + 3                       # + meta_device, format, preset
+MAX_OPT = len(PARAMS) + len(CHOICES) + 3        # + meta_device, format, preset
 
 
 def capacity(dev_sectors, offset, row, domains):
@@ -81,8 +97,13 @@ class Gen:
     def valid_word(self, key):
         if key == 'preset':
             return 'preset:' + self.r.choice(PRESETS)
+        if key in CHOICES:
+            return f'{key}:{self.r.choice(CHOICES[key])}'
         lo, hi, pow2 = PARAMS[key]
-        if pow2:
+        if key.endswith('_ns'):
+            # the slow path does I/O: modeled times up to 50 us, not 1 s
+            v = self.r.choice([lo, lo + 1, 128, 50000])
+        elif pow2:
             v = 1 << self.r.randrange(lo.bit_length() - 1, hi.bit_length())
         elif key == 'domains':
             v = self.r.choice([1, 2, 3, 4, 7, 16, 100, 1024])
@@ -92,7 +113,8 @@ class Gen:
 
     def hostile_word(self):
         r = self.r
-        key = r.choice(list(PARAMS) + ['preset', 'bogus', 'ROW_SIZE', '', 'row'])
+        key = r.choice(list(PARAMS) + list(CHOICES) + ['preset', 'bogus', 'ROW_SIZE', '',
+                                                       'row'])
         val = r.choice(['', 'bogus', 'NONE', '3000', '256', str(2 ** 21),
                         self.hostile_number(4096)])
         return r.choice([
@@ -102,7 +124,8 @@ class Gen:
 
     def table(self, dev):
         r = self.r
-        keys = r.sample(list(PARAMS) + ['preset'], r.randrange(0, len(PARAMS) + 2))
+        keys = r.sample(list(PARAMS) + list(CHOICES) + ['preset'],
+                        r.randrange(0, len(PARAMS) + len(CHOICES) + 2))
         words = [self.valid_word(k) for k in keys]
         offset = r.choice([0, 0, 8, 2048])
         given = dict(w.split(':') for w in words)
@@ -158,6 +181,9 @@ def predict_table(line, dev, dev_sectors):
             if key == 'preset':
                 if not colon or val.decode('latin-1') not in PRESETS or key in seen:
                     return False
+            elif key in CHOICES:
+                if not colon or key in seen or val.decode('latin-1') not in CHOICES[key]:
+                    return False
             elif key in PARAMS:
                 if not colon or key in seen:
                     return False
@@ -210,22 +236,26 @@ def predict_message(words):
     verb = words[0].decode('latin-1').lower() if words else ''
     if verb == 'stats':
         return len(words) == 2 and words[1].lower() == b'reset'
-    if verb in ('config', 'persist', 'registers'):
+    if verb in ('config', 'persist', 'registers', 'lateness'):
         return len(words) == 1
     if verb == 'set':
-        if len(words) != 3 or words[1] != b'gap_interval':
-            return False        # the only runtime-tunable parameter
+        key = words[1].decode('latin-1') if len(words) == 3 else ''
+        if key not in RUNTIME:
+            return False
+        if key in CHOICES:
+            return words[2].decode('latin-1') in CHOICES[key]
         v = strict_u64(words[2])
-        return v is not None and v <= PARAMS['gap_interval'][1]
+        return v is not None and PARAMS[key][0] <= v <= PARAMS[key][1]
     return False
 
 
 def message_words(r):
     verb = r.choice([b'stats', b'STATS', b'config', b'Config', b'set', b'bogus',
-                     b'persist', b'registers', b'Registers',
+                     b'persist', b'registers', b'Registers', b'lateness',
                      b'x' * 4096, bytes([0xff, 0xfe])])
     pool = [b'reset', b'RESET', b'row_size', b'4096', b'bogus', b'', b'9' * 30,
             b'gap_interval', b'gap_interval', b'0', b'1000000001', b'domains',
+            b'read_ns', b'tags', b'1025', b'channels', b'completion', b'early', b'later',
             b'k' * 4096, bytes([0xc3, 0x28])]
     return [verb] + [r.choice(pool) for _ in range(r.choice([0, 0, 1, 1, 2, 3]))]
 

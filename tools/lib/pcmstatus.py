@@ -36,8 +36,15 @@ COUNTERS = ('reads', 'writes', 'read_bytes', 'write_bytes', 'flushes', 'fua_writ
 # The mover's figures after the registers: moves owed now, then counters
 # that "stats reset" zeroes too.
 MOVER = ('moves_owed', 'parked_writes', 'wouldblock', 'sb_writes', 'meta_flushes')
+# The timing model's figures (dm-pcm-timing.c): on or off, then numbers
+# that "stats reset" zeroes.  Latencies are modeled, in ns; held and late
+# count completions held until their modeled instant and those whose
+# backing I/O ended after it.
+TIMING = ('read_lat_mean_ns', 'read_lat_max_ns', 'write_lat_mean_ns', 'write_lat_max_ns',
+          'tag_waits', 'cache_waits', 'held', 'late', 'late_max_ns')
+TIMING_STATES = ('on', 'off')
 # Every field, in the order the module prints them (new ones are appended).
-FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER
+FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING
 METADATA_STATES = ('ok', 'failed', 'read-only')
 # PCM_STATUS_LIST: up to this many domains, start and gap list every
 # domain's register (comma-separated); above it, "min..max".
@@ -125,8 +132,10 @@ def validate(words, domains=None, metadata=None):
         raise StatusError(f'unexpected field(s) after {FIELDS[-1]}: '
                           f'{" ".join(ws[len(FIELDS):])}')
     raw = dict(w.split(':', 1) for w in ws)
-    for key in COUNTERS + MOVER:
+    for key in COUNTERS + MOVER + TIMING:
         _number(key, raw[key])
+    if raw['timing'] not in TIMING_STATES:
+        raise StatusError(f'timing:{raw["timing"]}: not one of {"/".join(TIMING_STATES)}')
     if raw['metadata'] not in METADATA_STATES:
         raise StatusError(f'metadata:{raw["metadata"]}: not one of {"/".join(METADATA_STATES)}')
     if metadata is not None and raw['metadata'] != metadata:

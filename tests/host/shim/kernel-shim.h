@@ -105,6 +105,7 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 /* include/linux/minmax.h, without its type checks: each argument once */
 #define min(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a < __b ? __a : __b; })
 #define max(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a > __b ? __a : __b; })
+#define min_t(t, a, b)		min((t)(a), (t)(b))
 #define swap(a, b)		do { __typeof__(a) __t = (a); (a) = (b); (b) = __t; } while (0)
 
 #define __printf(a, b)		__attribute__((format(printf, a, b)))

@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The timing model on the data path: completions held until their modeled
+# instant and never earlier, "set" changing it live, one rank serializing
+# while channels overlap, tags, early completion and a read behind it, a
+# gap move holding its rank, data intact with the model on, and refusals
+# that change nothing.  Behaviour, not speed: fio's latencies are checked
+# against lower bounds only, the rest against the model's own figures in
+# status, which do not depend on how fast this machine is.
+. "$(dirname "$0")/lib.sh"
+
+brd_load 64 || skip_all "brd not available"
+
+# clat DEV RW N [FIO ARGS...]: fio's min and max completion latency (ns) of
+# N 4 KiB direct I/Os at depth 1
+clat() {
+	local dev=$1 rw=$2 n=$3
+	shift 3
+	fio --name=t --filename="$dev" --rw="$rw" --bs=4k --iodepth=1 --direct=1 \
+	    --ioengine=psync --size=1M --number_ios="$n" --output-format=json "$@" 2>/dev/null |
+		python3 -c 'import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+d = j["write" if "write" in sys.argv[1] else "read"]["clat_ns"]
+print(int(d["min"]), int(d["max"]))' "$rw"
+}
+
+field() { status_field "$1" "$2"; }
+
+# back_to_back DEV [MESSAGE...]: in one process, so that nothing slow comes
+# between them: send MESSAGE (if any) to DEV, write 4 KiB at 0 (unless a
+# message was sent), then read them back, all direct
+back_to_back() {
+	python3 - "$@" <<'PY'
+import mmap, os, subprocess, sys
+name, msg = sys.argv[1], sys.argv[2:]
+buf = mmap.mmap(-1, 4096)
+fd = os.open('/dev/mapper/' + name, os.O_RDWR | os.O_DIRECT)
+if msg:
+    subprocess.run(['dmsetup', 'message', name, '0'] + msg, check=True)
+else:
+    os.pwrite(fd, buf, 0)
+os.preadv(fd, [buf], 0)
+PY
+}
+
+# --- QD1 reads are held until the modeled instant; set changes it live ---
+pcm_create tm /dev/ram0 read_ns:1000000 gap_interval:0
+expect_eq "timing is on" "$(field tm timing)" on
+dmsetup message tm 0 stats reset
+read -r min max <<<"$(clat /dev/mapper/tm randread 20)"
+note "read_ns:1000000: fio clat min $min ns, max $max ns"
+expect "every read took at least read_ns (1 ms)" test "${min:-0}" -ge 1000000
+expect_eq "the model's read latency is read_ns on an idle rank" "$(field tm read_lat_max_ns)" 1000000
+expect "completions were held" test "$(field tm held)" -ge 20
+expect_eq "no late completion at QD1 with 1 ms to spare" "$(field tm late)" 0
+hist=$(dmsetup message tm 0 lateness)
+note "lateness: $hist"
+expect "lateness counts every timed completion" \
+	test "$(echo "$hist" | tr ' ' '\n' | sed -n 's/^completions://p')" -ge 20
+expect "lateness words are from-to:count" \
+	bash -c "echo '$hist' | tr ' ' '\n' | grep -vqE '^([0-9]+-[0-9]+|completions):[0-9]+$' && exit 1 || exit 0"
+
+dmsetup message tm 0 set read_ns 3000000
+dmsetup message tm 0 stats reset
+read -r min max <<<"$(clat /dev/mapper/tm randread 10)"
+note "set read_ns 3000000: fio clat min $min ns"
+expect "after set, reads take at least 3 ms" test "${min:-0}" -ge 3000000
+expect_eq "and the model says 3 ms" "$(field tm read_lat_max_ns)" 3000000
+dmsetup message tm 0 set read_ns 0
+expect_eq "all timing at 0: the model is off" "$(field tm timing)" off
+expect_eq "the table line is unchanged by set" "$(dmsetup table tm | cut -d' ' -f7-)" "gap_interval:0 read_ns:1000000"
+dmsetup remove tm
+
+# --- late and early writes; a read behind an early write's program ---
+wipe_meta /dev/ram0
+pcm_create tw /dev/ram0 write_ns:20000000 read_ns:1000 gap_interval:0
+dmsetup message tw 0 stats reset
+read -r min max <<<"$(clat /dev/mapper/tw randwrite 3)"
+expect "late writes take at least write_ns (20 ms)" test "${min:-0}" -ge 20000000
+expect_eq "the model's write latency is write_ns" "$(field tw write_lat_mean_ns)" 20000000
+dmsetup message tw 0 set completion early
+dmsetup message tw 0 set write_ns 1000000000
+dmsetup message tw 0 stats reset
+back_to_back tw
+expect_eq "an early write completes when its data is in (no bus limit: at once)" \
+	"$(field tw write_lat_max_ns)" 0
+expect "a read of its rank waits for the program it left running" \
+	test "$(field tw read_lat_max_ns)" -gt 1000
+dmsetup remove tw
+
+# --- one rank serializes, four channels overlap ---
+# 4 writes submitted together: rows 0, 4, 8, 12 share channel 0; rows 0-3 do not
+wipe_meta /dev/ram0
+pcm_create tc /dev/ram0 channels:4 write_ns:20000000 gap_interval:0
+burst() {
+	fio --name=b --filename=/dev/mapper/tc --direct=1 --ioengine=libaio --iodepth=4 \
+	    --iodepth_batch_submit=4 --bs=4k --number_ios=4 --size=64k --rw="$1" \
+	    --output-format=terse >/dev/null 2>&1
+}
+dmsetup message tc 0 stats reset
+burst write:12k
+same=$(field tc write_lat_max_ns)
+dmsetup message tc 0 stats reset
+burst write
+apart=$(field tc write_lat_max_ns)
+note "4 writes on one rank: max modeled latency $same ns; on 4 channels: $apart ns"
+expect "on one rank the 4th waits for 3 programs (>= 60 ms)" test "$same" -ge 60000000
+expect_eq "on 4 channels each takes write_ns" "$apart" 20000000
+
+# --- tags: at most this many in flight, the rest wait ---
+dmsetup message tc 0 set tags 1
+dmsetup message tc 0 stats reset
+burst write
+expect "with one tag, requests waited for it" test "$(field tc tag_waits)" -ge 2
+expect "and the last waited for the others" test "$(field tc write_lat_max_ns)" -ge 60000000
+dmsetup remove tc
+
+# --- a gap move holds the ranks of its rows ---
+wipe_meta /dev/ram0
+pcm_create tg /dev/ram0 write_ns:1000000000 gap_interval:0
+dmsetup message tg 0 stats reset
+back_to_back tg move_gap 1
+note "read after a move with a 1 s program: $(field tg read_lat_max_ns) ns"
+expect "a read of a rank a gap move programs waits for the program" \
+	test "$(field tg read_lat_max_ns)" -ge 500000000
+dmsetup remove tg
+
+# --- data with the model on: fio verify across gap moves, ext4 ---
+wipe_meta /dev/ram0
+pcm_create td /dev/ram0 channels:2 ranks:2 read_ns:2000 write_ns:10000 tags:16 \
+	write_cache:65536 gap_interval:8
+expect "fio verify, 4-64 KiB random writes at depth 8, gap moves and the model on" \
+	run_fio --name=v --filename=/dev/mapper/td --rw=randwrite --bssplit=4k/50:16k/25:64k/25 \
+	--iodepth=8 --size=4M --verify=crc32c --verify_fatal=1
+expect "gap moves were made" test "$(field td gap_moves)" -gt 0
+expect "ext4: mkfs, then fsck -fn clean" \
+	bash -c "mkfs.ext4 -q -F /dev/mapper/td && fsck.ext4 -fn /dev/mapper/td >/dev/null"
+dmsetup remove td
+
+# --- bad timing words and set values are refused, nothing changes ---
+wipe_meta /dev/ram0
+pcm_create tb /dev/ram0 read_ns:1000
+before=$(dmsetup message tb 0 config)
+mark=$(dmesg_mark)
+expect_fail "set read_ns above its range" dmsetup message tb 0 set read_ns 1000000001
+expect "the log gives the range" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q 'read_ns:1000000001: out of range, allowed 0..1000000000'"
+expect_fail "set channels (geometry) is refused" dmsetup message tb 0 set channels 2
+expect_fail "set completion to an unknown value" dmsetup message tb 0 set completion sometimes
+expect_fail "set tags above 1024" dmsetup message tb 0 set tags 1025
+expect_eq "config unchanged" "$(dmsetup message tb 0 config)" "$before"
+dmsetup remove tb
+len=$(pcm_len /dev/ram0)
+for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825; do
+	expect_fail "table word $w refused" dmsetup create tx --table "0 $len pcm /dev/ram0 0 1 $w"
+done
+
+finish
