@@ -44,39 +44,13 @@ static u64 late_bucket_floor(unsigned int b)
 	return 1ULL << (PCM_LATE_FINE_SHIFT + 5 + b - PCM_LATE_FINE);
 }
 
-static void pcm_tm_params_of(const struct pcm_config *c, struct pcm_tm_params *p)
-{
-	*p = (struct pcm_tm_params) {
-		.channels = c->val[PCM_CHANNELS],
-		.ranks = c->val[PCM_RANKS],
-		.stripe_rows = c->val[PCM_STRIPE],
-		.tags = c->val[PCM_TAGS],
-		.read_ns = c->val[PCM_READ_NS],
-		.write_ns = c->val[PCM_WRITE_NS],
-		.zero_write_ns = c->val[PCM_ZERO_WRITE_NS],
-		.cmd_ns = c->val[PCM_CMD_NS],
-		.read_mbps = c->val[PCM_READ_MBPS],
-		.write_mbps = c->val[PCM_WRITE_MBPS],
-		.host_mbps = c->val[PCM_HOST_MBPS],
-		.write_cache = c->val[PCM_WRITE_CACHE],
-		.early = c->val[PCM_COMPLETION] == PCM_COMPLETION_EARLY,
-	};
-}
-
-/* Whether the model can delay anything: otherwise it is skipped. */
-static bool pcm_tm_active(const struct pcm_tm_params *p)
-{
-	return p->read_ns || p->write_ns || p->zero_write_ns || p->cmd_ns ||
-	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags;
-}
-
 int pcm_timing_init(struct pcm_c *pc)
 {
 	struct pcm_timing *t;
 	struct pcm_tm_params p;
 	u32 ranks, buses, tags;
 
-	pcm_tm_params_of(&pc->live, &p);
+	pcm_config_timing(&pc->live, &p);
 	pcm_tm_sizes(&p, &ranks, &buses, &tags);
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
@@ -114,7 +88,7 @@ void pcm_timing_update(struct pcm_c *pc)
 	struct pcm_timing *t = pc->timing;
 	struct pcm_tm_params p;
 
-	pcm_tm_params_of(&pc->live, &p);
+	pcm_config_timing(&pc->live, &p);
 	spin_lock(&t->lock);
 	pcm_tm_set(&t->tm, &p);
 	spin_unlock(&t->lock);

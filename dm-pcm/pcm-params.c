@@ -110,6 +110,26 @@ const struct pcm_preset pcm_presets[] = {
 
 const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);
 
+/* The timing model's parameters from a configuration. */
+void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p)
+{
+	*p = (struct pcm_tm_params) {
+		.channels = c->val[PCM_CHANNELS],
+		.ranks = c->val[PCM_RANKS],
+		.stripe_rows = c->val[PCM_STRIPE],
+		.tags = c->val[PCM_TAGS],
+		.read_ns = c->val[PCM_READ_NS],
+		.write_ns = c->val[PCM_WRITE_NS],
+		.zero_write_ns = c->val[PCM_ZERO_WRITE_NS],
+		.cmd_ns = c->val[PCM_CMD_NS],
+		.read_mbps = c->val[PCM_READ_MBPS],
+		.write_mbps = c->val[PCM_WRITE_MBPS],
+		.host_mbps = c->val[PCM_HOST_MBPS],
+		.write_cache = c->val[PCM_WRITE_CACHE],
+		.early = c->val[PCM_COMPLETION] == PCM_COMPLETION_EARLY,
+	};
+}
+
 /* Fill both error texts; returns -EINVAL for "return pcm_fail(...)". */
 static __printf(3, 4) int pcm_fail(struct pcm_err *err, char *what,
 				   const char *fmt, ...)

@@ -103,7 +103,10 @@ struct pcm_err {
 	char detail[160];
 };
 
+struct pcm_tm_params;
+
 int pcm_parse_u64(const char *str, u64 *val);
+void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p);
 void pcm_config_init(struct pcm_config *cfg);
 int pcm_config_parse(struct pcm_config *cfg, unsigned int argc, char **argv,
 		     struct pcm_err *err);

@@ -21,6 +21,13 @@ struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row)
 	return (struct pcm_tm_loc){ .channel = ch, .rank = rk };
 }
 
+/* Whether the model can delay anything: otherwise callers skip it. */
+bool pcm_tm_active(const struct pcm_tm_params *p)
+{
+	return p->read_ns || p->write_ns || p->zero_write_ns || p->cmd_ns ||
+	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags;
+}
+
 /* Nanoseconds to move @bytes at @mbps (10^6 bytes/s), rounded up; 0: free. */
 u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps)
 {

@@ -100,6 +100,7 @@ static inline void pcm_tm_sizes(const struct pcm_tm_params *p, u32 *ranks,
 	*tags = p->tags;
 }
 
+bool pcm_tm_active(const struct pcm_tm_params *p);
 struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row);
 u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps);
 void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,

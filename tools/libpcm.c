@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libpcm: the module's pure-logic files (parameters, layout, start-gap)
- * behind a flat C interface for tools/pcmctl, so that the length pcmctl
- * prints and the rows it predicts come from the code the kernel runs.
+ * libpcm: the module's pure-logic files (parameters, layout, start-gap,
+ * the timing model) behind a flat C interface for tools/pcmctl, so that
+ * the length pcmctl prints, the rows it predicts and the latencies its
+ * model prints come from the code the kernel runs.
  * Only integers, u64 arrays and char buffers cross the interface.
  * Built on the host against tests/host/shim: make -C tests/host libpcm.
  */
@@ -13,6 +14,7 @@
 #include "pcm-layout.h"
 #include "pcm-params.h"
 #include "pcm-startgap.h"
+#include "pcm-timing.h"
 
 /* libpcm_parse()'s out[] */
 enum {
@@ -129,4 +131,257 @@ u64 libpcm_map(u64 logical_rows, u32 domains, u64 seed, const u64 *start,
 	dom.start = start[d];
 	dom.gap = gap[d];
 	return pcm_sg_backing_row(domains, d, pcm_sg_map(&dom, n, l));
+}
+
+/* libpcm_model()'s workload, in[] */
+enum {
+	LIBPCM_WL_ROWS,		/* logical rows of the emulated device */
+	LIBPCM_WL_READ_PCT,	/* reads in the mix, 0 to 100 */
+	LIBPCM_WL_BS,		/* bytes per request, a multiple of 512 */
+	LIBPCM_WL_DEPTH,	/* requests in flight per job */
+	LIBPCM_WL_JOBS,
+	LIBPCM_WL_RANDOM,	/* 1: uniform random offsets; 0: sequential per job */
+	LIBPCM_WL_IOS,		/* requests to run */
+	LIBPCM_WL_SEED,
+	LIBPCM_NR_WL
+};
+
+/* libpcm_model()'s out[] */
+enum {
+	LIBPCM_M_ELAPSED,	/* ns from the first arrival to the last completion */
+	LIBPCM_M_MOVES,		/* gap moves the writes made */
+	LIBPCM_M_TAG_WAITS,
+	LIBPCM_M_CACHE_WAITS,
+	LIBPCM_NR_MODEL_OUT
+};
+
+int libpcm_nr_wl(void)
+{
+	return LIBPCM_NR_WL;
+}
+
+int libpcm_nr_model_out(void)
+{
+	return LIBPCM_NR_MODEL_OUT;
+}
+
+/* The emulated device a model run drives: start-gap and the timing model. */
+struct model {
+	struct pcm_tm tm;
+	struct pcm_sg_domain *regs;
+	struct pcm_feistel *feistel;
+	u64 *rows, *writes;	/* per domain */
+	u64 logical_rows, gap_interval, row_bytes;
+	u32 domains;
+	bool randomize;
+	u64 moves, tag_waits, cache_waits;
+};
+
+static u64 xorshift(u64 *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static u64 model_backing_row(struct model *m, u64 row, u32 *d)
+{
+	u64 l = div_u64_rem(row, m->domains, d);
+
+	if (m->randomize)
+		l = pcm_feistel_permute(&m->feistel[*d], m->rows[*d], l);
+	return pcm_sg_backing_row(m->domains, *d, pcm_sg_map(&m->regs[*d], m->rows[*d], l));
+}
+
+/* A row of domain @d was written at @t: every gap_interval, a gap move. */
+static void model_row_written(struct model *m, u32 d, u64 t)
+{
+	struct pcm_sg_move mv;
+
+	if (!m->gap_interval || ++m->writes[d] < m->gap_interval)
+		return;
+	m->writes[d] = 0;
+	mv = pcm_sg_next_move(&m->regs[d], m->rows[d]);
+	pcm_tm_move(&m->tm, t, pcm_sg_backing_row(m->domains, d, mv.src),
+		    pcm_sg_backing_row(m->domains, d, mv.dst), m->row_bytes);
+	pcm_sg_apply_move(&m->regs[d], m->rows[d]);
+	m->moves++;
+}
+
+static u64 model_charge(struct model *m, u64 t, bool write, u64 row, u32 offset, u64 bytes)
+{
+	struct pcm_tm_req rq = {
+		.arrival = t, .write = write, .row = row, .offset = offset,
+		.row_bytes = m->row_bytes, .bytes = bytes,
+	};
+	struct pcm_tm_result res;
+
+	pcm_tm_submit(&m->tm, &rq, &res);
+	m->tag_waits += res.tag_waited;
+	m->cache_waits += res.cache_waited;
+	return res.done;
+}
+
+/*
+ * A request of @bytes at byte @pos arriving at @t, cut as the map path
+ * cuts it (where backing rows stop being back to back, every 256 rows),
+ * each piece charged as the bio the target sees.  Returns its completion.
+ */
+static u32 domain_of_row(struct model *m, u64 row)
+{
+	u32 d;
+
+	div_u64_rem(row, m->domains, &d);
+	return d;
+}
+
+static u64 model_request(struct model *m, u64 t, bool write, u64 pos, u64 bytes)
+{
+	u64 done = t, run_row = 0, run_bytes = 0, prev = 0, row;
+	u64 first = div64_u64(pos, m->row_bytes), last = div64_u64(pos + bytes - 1, m->row_bytes);
+	u32 run_off = 0, run_rows = 0, d;
+
+	while (bytes) {
+		u64 back, b;
+		u32 off;
+
+		row = div64_u64(pos, m->row_bytes);
+		off = pos - row * m->row_bytes;
+		back = model_backing_row(m, row, &d);
+		b = min_t(u64, bytes, m->row_bytes - off);
+		if (run_rows && (back != prev + 1 || run_rows == 256)) {
+			done = max(done, model_charge(m, t, write, run_row, run_off, run_bytes));
+			run_rows = 0;
+		}
+		if (!run_rows) {
+			run_row = back;
+			run_off = off;
+			run_bytes = 0;
+		}
+		run_rows++;
+		run_bytes += b;
+		prev = back;
+		pos += b;
+		bytes -= b;
+	}
+	if (run_rows)
+		done = max(done, model_charge(m, t, write, run_row, run_off, run_bytes));
+	/* as in the target: the rows are mapped, then the moves they made due */
+	for (row = first; write && row <= last; row++)
+		model_row_written(m, domain_of_row(m, row), t);
+	return done;
+}
+
+static void model_free(struct model *m)
+{
+	free(m->tm.rank_busy);
+	free(m->tm.bus_busy);
+	free(m->tm.tag_free);
+	free(m->regs);
+	free(m->feistel);
+	free(m->rows);
+	free(m->writes);
+}
+
+static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical_rows)
+{
+	struct pcm_tm_params p;
+	u32 ranks, buses, tags, d;
+
+	memset(m, 0, sizeof(*m));
+	pcm_config_timing(cfg, &p);
+	pcm_tm_sizes(&p, &ranks, &buses, &tags);
+	m->domains = cfg->val[PCM_DOMAINS];
+	m->logical_rows = logical_rows;
+	m->gap_interval = cfg->val[PCM_GAP_INTERVAL];
+	m->row_bytes = cfg->val[PCM_ROW_SIZE];
+	m->randomize = cfg->val[PCM_RANDOMIZE] != 0;
+	m->regs = calloc(m->domains, sizeof(*m->regs));
+	m->feistel = calloc(m->domains, sizeof(*m->feistel));
+	m->rows = calloc(m->domains, sizeof(u64));
+	m->writes = calloc(m->domains, sizeof(u64));
+	m->tm.rank_busy = calloc(ranks, sizeof(u64));
+	m->tm.bus_busy = calloc(buses, sizeof(u64));
+	m->tm.tag_free = calloc(PCM_TM_MAX_TAGS, sizeof(u64));
+	if (!m->regs || !m->feistel || !m->rows || !m->writes || !m->tm.rank_busy ||
+	    !m->tm.bus_busy || !m->tm.tag_free)
+		return -ENOMEM;
+	pcm_tm_init(&m->tm, &p, m->tm.rank_busy, m->tm.bus_busy, m->tm.tag_free);
+	for (d = 0; d < m->domains; d++) {
+		m->rows[d] = pcm_sg_domain_rows(logical_rows, m->domains, d);
+		pcm_sg_init(&m->regs[d], m->rows[d]);
+		pcm_feistel_init(&m->feistel[d], cfg->val[PCM_RANDOMIZE], m->rows[d]);
+	}
+	return 0;
+}
+
+/*
+ * Run a closed-loop workload (@wl, LIBPCM_NR_WL values) through the model
+ * of the device the table words @argv describe: JOBS x DEPTH requests in
+ * flight, each replaced by the next the instant it completes, as fio does.
+ * Fills @lat (ns) and @is_write for each of the IOS requests, and @out
+ * (LIBPCM_NR_MODEL_OUT values).  Returns 0, or -EINVAL/-ENOMEM with the
+ * reason in @text.
+ */
+int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
+		 u64 *out, char *text, size_t len)
+{
+	u64 slots = wl[LIBPCM_WL_DEPTH] * wl[LIBPCM_WL_JOBS], bs = wl[LIBPCM_WL_BS];
+	u64 span, *next, *pos, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k;
+	struct pcm_config cfg;
+	struct pcm_err e;
+	struct model m;
+	int r;
+
+	if (pcm_config_parse(&cfg, argc, argv, &e)) {
+		scnprintf(text, len, "%s: %s", e.what, e.detail);
+		return -EINVAL;
+	}
+	span = wl[LIBPCM_WL_ROWS] * cfg.val[PCM_ROW_SIZE];
+	if (!slots || slots > 65536 || !bs || bs % 512 || bs > span ||
+	    wl[LIBPCM_WL_ROWS] < cfg.val[PCM_DOMAINS] || wl[LIBPCM_WL_READ_PCT] > 100) {
+		scnprintf(text, len, "workload out of range");
+		return -EINVAL;
+	}
+	next = calloc(slots, sizeof(u64));
+	pos = calloc(wl[LIBPCM_WL_JOBS], sizeof(u64));
+	r = model_init(&m, &cfg, wl[LIBPCM_WL_ROWS]);
+	if (r || !next || !pos) {
+		scnprintf(text, len, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	for (k = 0; k < wl[LIBPCM_WL_JOBS]; k++)
+		pos[k] = div64_u64(span / wl[LIBPCM_WL_JOBS], bs) * bs * k;
+	for (i = 0; i < wl[LIBPCM_WL_IOS]; i++) {
+		u64 s = 0, job, at, done;
+		bool w;
+
+		for (k = 1; k < slots; k++)
+			if (next[k] < next[s])
+				s = k;
+		job = s / wl[LIBPCM_WL_DEPTH];
+		w = xorshift(&seed) % 100 >= wl[LIBPCM_WL_READ_PCT];
+		if (wl[LIBPCM_WL_RANDOM]) {
+			at = xorshift(&seed) % div64_u64(span, bs) * bs;
+		} else {
+			at = pos[job];
+			pos[job] = at + 2 * bs > span ? 0 : at + bs;
+		}
+		done = model_request(&m, next[s], w, at, bs);
+		lat[i] = done - next[s];
+		is_write[i] = w;
+		next[s] = done;
+		end = max(end, done);
+	}
+	out[LIBPCM_M_ELAPSED] = end;
+	out[LIBPCM_M_MOVES] = m.moves;
+	out[LIBPCM_M_TAG_WAITS] = m.tag_waits;
+	out[LIBPCM_M_CACHE_WAITS] = m.cache_waits;
+out:
+	model_free(&m);
+	free(next);
+	free(pos);
+	return r;
 }

@@ -449,6 +449,54 @@ def test_fresh_tree_builds_lib():
     check(os.path.exists(os.path.join(tree, 'build', 'host', 'libpcm.so')), 'no library')
 
 
+def model(*argv):
+    rc, out, err = pcm('model', '--json', *argv)
+    check(rc == 0, f'model {argv}: {err!r}')
+    return json.loads(out) if rc == 0 else {}
+
+
+def test_model():
+    """pcmctl model runs the module's timing and start-gap code: the
+    figures follow from the parameters (pcm-timing.c's unit tests check
+    the arithmetic; these check that pcmctl feeds it and reads it back)."""
+    r = model('--ios', '2000', 'read_ns:1000', 'cmd_ns:500', 'read_mbps:4096')
+    check(abs(r['read']['mean_us'] - 2.5) < 1e-9 and r['read']['max_us'] == r['read']['min_us'],
+          f"QD1 read = cmd + read + 4 KiB at 4096 MB/s: {r.get('read')}")
+    check(abs(r['read']['iops'] - 400000) < 1, f"QD1 IOPS = 1 / 2.5 us: {r['read']['iops']}")
+    check(r['write'] is None, 'no writes in randread')
+    # a closed loop of 16 over 8 ranks, 100 us programs: 8 / 100 us
+    r = model('--rw', 'write', '--iodepth', '16', '--ios', '8000', 'channels:8',
+              'write_ns:100000', 'gap_interval:0')
+    check(abs(r['write']['iops'] - 80000) / 80000 < 0.01, f"8 ranks: {r['write']['iops']}")
+    r = model('--rw', 'write', '--iodepth', '16', '--ios', '8000', 'channels:8',
+              'write_ns:100000', 'gap_interval:0', 'tags:4')
+    check(abs(r['write']['iops'] - 40000) / 40000 < 0.01 and r['tag_waits'] > 0,
+          f"4 tags: {r['write']['iops']}, waits {r['tag_waits']}")
+    # Onyx Figure 6's effect: a smaller gap interval costs write bandwidth
+    bw = [model('--rw', 'randwrite', '--iodepth', '16', '--ios', '20000', 'channels:8',
+                'write_ns:100000', 'read_ns:1000', f'gap_interval:{g}')['write']['iops']
+          for g in (1, 4, 128)]
+    check(bw[0] < bw[1] < bw[2], f'write IOPS at gap_interval 1, 4, 128: {bw}')
+    r = model('--rw', 'randwrite', '--ios', '1280', 'gap_interval:128')
+    check(r['gap_moves'] == 10, f"1280 row writes, interval 128: {r['gap_moves']} moves")
+    r = model('--rw', 'randrw', '--rwmixread', '70', '--ios', '10000', 'read_ns:1000',
+              'write_ns:10000')
+    n = r['read']['ios'] + r['write']['ios']
+    check(n == 10000 and 0.67 < r['read']['ios'] / n < 0.73, f'70 % reads: {r["read"]["ios"]}')
+    r = model('--ios', '100', '--bs', '16k', 'channels:4', 'read_ns:1000', 'read_mbps:400',
+              'gap_interval:0')
+    check(abs(r['read']['mean_us'] - (1.0 + 10.24)) < 1e-6,
+          f"16 KiB over 4 channels: rows in parallel: {r['read']['mean_us']}")
+    rc, out, err = pcm('model', '--text-only')
+    check(rc == 2, f'unknown option: {rc}')
+    rc, out, err = pcm('model', 'read_ns:1000000001')
+    check(rc == 1 and 'read_ns' in err and '0..1000000000' in err, f'bad word: {err!r}')
+    rc, out, err = pcm('model', '--bs', '1000')
+    check(rc == 1 and 'multiple of 512' in err, f'bad bs: {err!r}')
+    rc, out, _ = pcm('model', '--ios', '10', 'read_ns:1000')
+    check(rc == 0 and out.splitlines()[-1].startswith('read: IOPS 1000000,'), f'text: {out!r}')
+
+
 def main():
     pcmctl.build_lib()      # before stdout is captured
     install_fake_dmsetup()
@@ -457,7 +505,7 @@ def main():
                    test_length_meta_device, test_length_errors, test_create_dry_run,
                    test_create_remove, test_message, test_status, test_map_simulation,
                    test_map_randomized, test_map_text_and_errors, test_cli,
-                   test_fresh_tree_builds_lib):
+                   test_model, test_fresh_tree_builds_lib):
             run_case(fn)
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
