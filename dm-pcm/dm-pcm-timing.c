@@ -129,6 +129,7 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	t->cache_waits += res.cache_waited;
 	spin_unlock(&t->lock);
 	io->deadline = res.done;
+	io->held = false;
 	io->timed = true;
 }
 
