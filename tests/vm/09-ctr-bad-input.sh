@@ -44,8 +44,9 @@ accepted() {
 	fi
 }
 
-# argument counts 0 .. max+2, all junk
-for ((n = 0; n <= 2 + 1 + max_opt + 2; n++)); do
+# argument counts 0 .. 4 and past every maximum, all junk: from 3 on, each
+# stops at the junk offset, whatever the count
+for n in 0 1 2 3 4 $((2 + 1 + max_opt + 2)); do
 	args=$(printf ' x%.0s' $(seq 1 $n))
 	if [ $n -lt 2 ]; then
 		refused "$n junk arguments" "Invalid argument count" "0 $len pcm$args"
