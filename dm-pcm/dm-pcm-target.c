@@ -596,6 +596,17 @@ static int pcm_msg_registers(struct pcm_c *pc, unsigned int argc,
 	return 1;
 }
 
+/* "params": every parameter, its range, defaults and whether set can change it. */
+static int pcm_msg_params(unsigned int argc, char *result, unsigned int maxlen)
+{
+	if (argc != 1) {
+		DMERR("usage: params");
+		return -EINVAL;
+	}
+	pcm_params_emit(result, maxlen);
+	return 1;
+}
+
 /* "lateness": the histogram of completions' lateness (dm-pcm-timing.c). */
 static int pcm_msg_lateness(struct pcm_c *pc, unsigned int argc,
 			    char *result, unsigned int maxlen)
@@ -626,6 +637,8 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_registers(pc, argc, result, maxlen);
 	if (!strcasecmp(argv[0], "lateness"))
 		return pcm_msg_lateness(pc, argc, result, maxlen);
+	if (!strcasecmp(argv[0], "params"))
+		return pcm_msg_params(argc, result, maxlen);
 
 	DMERR("unknown message: %.40s", argv[0]);
 	return -EINVAL;

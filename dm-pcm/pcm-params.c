@@ -50,7 +50,7 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.def = 1, .min = 1, .max = PCM_TM_MAX_CHANNELS,
 	},
 	[PCM_RANKS] = {
-		.name = "ranks", .unit = "ranks per channel", .kind = PCM_KIND_U64,
+		.name = "ranks", .unit = "ranks", .kind = PCM_KIND_U64,
 		.def = 1, .min = 1, .max = PCM_TM_MAX_RANKS,
 	},
 	[PCM_STRIPE] = {
@@ -74,19 +74,19 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
 	},
 	[PCM_READ_MBPS] = {
-		.name = "read_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.name = "read_mbps", .unit = "MB/s", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
 	},
 	[PCM_WRITE_MBPS] = {
-		.name = "write_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.name = "write_mbps", .unit = "MB/s", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
 	},
 	[PCM_HOST_MBPS] = {
-		.name = "host_mbps", .unit = "MB/s, 0: unlimited", .kind = PCM_KIND_U64,
+		.name = "host_mbps", .unit = "MB/s", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_MBPS, .runtime = true,
 	},
 	[PCM_TAGS] = {
-		.name = "tags", .unit = "requests, 0: unlimited", .kind = PCM_KIND_U64,
+		.name = "tags", .unit = "requests", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_TAGS, .runtime = true,
 	},
 	[PCM_COMPLETION] = {
@@ -424,5 +424,71 @@ size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
 	for (i = 0; i < PCM_NR_PARAMS; i++)
 		if (all || (table & BIT_ULL(i)))
 			sz += emit_param(cfg, i, mode, buf + sz, len - sz);
+	return sz;
+}
+
+static const char *const kind_names[] = {
+	[PCM_KIND_U64] = "u64",
+	[PCM_KIND_POW2] = "pow2",
+	[PCM_KIND_ENUM] = "enum",
+	[PCM_KIND_FLAG] = "flag",
+	[PCM_KIND_PATH] = "path",
+};
+
+/* Parameter @id's default under preset @preset. */
+static u64 preset_default(unsigned int preset, unsigned int id)
+{
+	const struct pcm_preset_value *v;
+
+	for (v = pcm_presets[preset].values; v->id != PCM_NR_PARAMS; v++)
+		if (v->id == id)
+			return v->val;
+	return pcm_params[id].def;
+}
+
+static size_t emit_value(const struct pcm_param_desc *p, u64 v, char *buf, size_t len)
+{
+	if (p->kind == PCM_KIND_ENUM)
+		return scnprintf(buf, len, "%s", p->choices[v]);
+	return scnprintf(buf, len, "%llu", v);
+}
+
+/*
+ * The "params" reply: a line per parameter, in table order, of key:value
+ * words: name, kind, the range (min and max, or the values of an enum),
+ * unit, whether "set" changes it on a live device, and its default under
+ * each preset (default.<preset>).  The one description the documents,
+ * pcmctl and the fuzz oracle take the parameters from.
+ */
+size_t pcm_params_emit(char *buf, size_t len)
+{
+	size_t sz = 0;
+	unsigned int i, k;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		const struct pcm_param_desc *p = &pcm_params[i];
+
+		sz += scnprintf(buf + sz, len - sz, "%sname:%s kind:%s", i ? "\n" : "",
+				p->name, kind_names[p->kind]);
+		if (p->kind == PCM_KIND_ENUM) {
+			sz += scnprintf(buf + sz, len - sz, " values:");
+			for (k = 0; p->choices[k]; k++)
+				sz += scnprintf(buf + sz, len - sz, "%s%s", k ? "|" : "",
+						p->choices[k]);
+		} else if (p->kind == PCM_KIND_U64 || p->kind == PCM_KIND_POW2) {
+			sz += scnprintf(buf + sz, len - sz, " min:%llu max:%llu", p->min, p->max);
+		}
+		sz += scnprintf(buf + sz, len - sz, " unit:%s set:%s", p->unit,
+				p->runtime ? "yes" : "no");
+		if (p->kind == PCM_KIND_FLAG || p->kind == PCM_KIND_PATH)
+			continue;
+		for (k = 0; k < pcm_nr_presets; k++) {
+			sz += scnprintf(buf + sz, len - sz, " default.%s:", pcm_presets[k].name);
+			sz += emit_value(p, preset_default(k, i), buf + sz, len - sz);
+		}
+	}
 	return sz;
 }

@@ -121,6 +121,7 @@ enum pcm_emit {
 	PCM_EMIT_IMA,		/* IMA measurement: ",key=value" */
 };
 
+size_t pcm_params_emit(char *buf, size_t len);
 size_t pcm_config_emit(const struct pcm_config *cfg, enum pcm_emit mode,
 		       char *buf, size_t len);
 

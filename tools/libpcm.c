@@ -73,6 +73,13 @@ int libpcm_parse(int argc, char **argv, u64 *out, char *text, size_t len)
 	return 0;
 }
 
+/* The "params" reply, as the module gives it. */
+int libpcm_params(char *text, size_t len)
+{
+	pcm_params_emit(text, len);
+	return 0;
+}
+
 /*
  * The largest legal table length for a data device of @dev_sectors used
  * from @offset, with metadata at its end or (@meta_given) on a meta_device

@@ -323,6 +323,32 @@ static void test_runtime_set(void)
 	check(strstr(err.detail, "reload"), "says how: %s", err.detail);
 }
 
+/* "params": a line per parameter that says what the table accepts. */
+static void test_params_reply(void)
+{
+	char out[8192], *line, *save = NULL, want[128];
+	unsigned int n = 0, i;
+
+	pcm_params_emit(out, sizeof(out));
+	check(strstr(out, "name:row_size kind:pow2 min:512 max:1048576 unit:bytes set:no "
+			  "default.none:4096\n") != NULL, "row_size line: '%s'", out);
+	check(strstr(out, "name:gap_interval kind:u64 min:0 max:1000000000 unit:writes "
+			  "set:yes default.none:128\n") != NULL, "gap_interval line");
+	check(strstr(out, "name:completion kind:enum values:late|early unit:late|early "
+			  "set:yes default.none:late\n") != NULL, "completion line");
+	check(strstr(out, "name:format kind:flag unit:flag set:no\n") != NULL, "format line");
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		snprintf(want, sizeof(want), "name:%s kind:", pcm_params[n].name);
+		check(!strncmp(line, want, strlen(want)), "line %u: '%s'", n, line);
+		for (i = 0; line[i]; i++)
+			check(line[i] != ' ' || line[i + 1] != ' ', "double blank in '%s'", line);
+		n++;
+	}
+	check(n == PCM_NR_PARAMS, "%u lines for %d parameters", n, PCM_NR_PARAMS);
+	/* the message's buffer may be small: truncated, still terminated */
+	check(pcm_params_emit(out, 40) <= 39 && strlen(out) == 39, "truncated: %zu", strlen(out));
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -337,5 +363,6 @@ int main(void)
 	RUN(test_emit_truncation);
 	RUN(test_runtime_set);
 	RUN(test_path_param);
+	RUN(test_params_reply);
 	return tap_done();
 }

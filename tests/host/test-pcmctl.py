@@ -497,6 +497,20 @@ def test_model():
     check(rc == 0 and out.splitlines()[-1].startswith('read: IOPS 1000000,'), f'text: {out!r}')
 
 
+def test_params():
+    rc, out, _ = pcm('params', '--json')
+    ps = json.loads(out) if rc == 0 else []
+    names = [p['name'] for p in ps]
+    check(names[:4] == ['row_size', 'gap_interval', 'domains', 'randomize'] and
+          'completion' in names and len(names) == len(set(names)), f'names {names}')
+    rs = ps[0] if ps else {}
+    check(rs == {'name': 'row_size', 'kind': 'pow2', 'min': '512', 'max': '1048576',
+                 'unit': 'bytes', 'set': 'no', 'default.none': '4096'}, f'row_size {rs}')
+    rc, text, _ = pcm('params')
+    check(rc == 0 and text.splitlines()[1].startswith('name:gap_interval kind:u64 min:0 '),
+          f'text {text[:200]!r}')
+
+
 def main():
     pcmctl.build_lib()      # before stdout is captured
     install_fake_dmsetup()
@@ -505,7 +519,7 @@ def main():
                    test_length_meta_device, test_length_errors, test_create_dry_run,
                    test_create_remove, test_message, test_status, test_map_simulation,
                    test_map_randomized, test_map_text_and_errors, test_cli,
-                   test_model, test_fresh_tree_builds_lib):
+                   test_model, test_params, test_fresh_tree_builds_lib):
             run_case(fn)
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

@@ -12,6 +12,7 @@ work (I/O, table round trip), when a refused one leaves a device behind,
 or when a refused message changes the status.  Prints KTAP; the seed is
 printed first so that a failure can be replayed.
 """
+import json
 import os
 import random
 import re
@@ -22,28 +23,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dmioctl  # noqa: E402
 
 U64 = 2 ** 64
-PARAMS = {                                      # name: (min, max, power of two)
-    'row_size': (512, 1048576, True),
-    'gap_interval': (0, 10 ** 9, False),
-    'domains': (1, 1024, False),
-    'randomize': (0, U64 - 1, False),
-    'channels': (1, 64, False),
-    'ranks': (1, 64, False),
-    'stripe': (1, 1048576, False),
-    'read_ns': (0, 10 ** 9, False),
-    'write_ns': (0, 10 ** 9, False),
-    'zero_write_ns': (0, 10 ** 9, False),
-    'cmd_ns': (0, 10 ** 9, False),
-    'read_mbps': (0, 10 ** 6, False),
-    'write_mbps': (0, 10 ** 6, False),
-    'host_mbps': (0, 10 ** 6, False),
-    'tags': (0, 1024, False),
-    'write_cache': (0, 1 << 30, False),
-}
-CHOICES = {'completion': ('late', 'early')}     # enumerated parameters
-# what "set" may change: gap_interval and the timing model but its geometry
-RUNTIME = {'gap_interval', 'read_ns', 'write_ns', 'zero_write_ns', 'cmd_ns', 'read_mbps',
-           'write_mbps', 'host_mbps', 'tags', 'write_cache', 'completion'}
+def module_params():
+    """The parameters as the module describes them (pcm-params.c's "params"
+    reply, through pcmctl): (min, max, power of two) of the numeric ones,
+    the values of the enumerated ones, and the names "set" may change."""
+    root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..')
+    out = subprocess.run([os.path.join(root, 'tools', 'pcmctl'), 'params', '--json'],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    params, choices, runtime = {}, {}, set()
+    for p in json.loads(out):
+        if p['kind'] in ('u64', 'pow2'):
+            params[p['name']] = (int(p['min']), int(p['max']), p['kind'] == 'pow2')
+        elif p['kind'] == 'enum':
+            choices[p['name']] = tuple(p['values'].split('|'))
+        if p['set'] == 'yes':
+            runtime.add(p['name'])
+    return params, choices, runtime
+
+
+PARAMS, CHOICES, RUNTIME = module_params()
 PRESETS = ('none',)
 MAX_OPT = len(PARAMS) + len(CHOICES) + 3        # + meta_device, format, preset
 
@@ -236,7 +234,7 @@ def predict_message(words):
     verb = words[0].decode('latin-1').lower() if words else ''
     if verb == 'stats':
         return len(words) == 2 and words[1].lower() == b'reset'
-    if verb in ('config', 'persist', 'registers', 'lateness'):
+    if verb in ('config', 'persist', 'registers', 'lateness', 'params'):
         return len(words) == 1
     if verb == 'set':
         key = words[1].decode('latin-1') if len(words) == 3 else ''
@@ -251,7 +249,7 @@ def predict_message(words):
 
 def message_words(r):
     verb = r.choice([b'stats', b'STATS', b'config', b'Config', b'set', b'bogus',
-                     b'persist', b'registers', b'Registers', b'lateness',
+                     b'persist', b'registers', b'Registers', b'lateness', b'params',
                      b'x' * 4096, bytes([0xff, 0xfe])])
     pool = [b'reset', b'RESET', b'row_size', b'4096', b'bogus', b'', b'9' * 30,
             b'gap_interval', b'gap_interval', b'0', b'1000000001', b'domains',
