@@ -666,7 +666,7 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type pcm_target = {
 	.name = "pcm",
-	.version = {1, 2, 0},
+	.version = {1, 3, 0},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = pcm_ctr,

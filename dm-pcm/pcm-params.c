@@ -104,8 +104,70 @@ static const struct pcm_preset_value preset_none[] = {
 	{ PCM_NR_PARAMS, 0 },
 };
 
+/*
+ * The calibrated presets.  Documentation/admin-guide/device-mapper/dm-pcm.rst
+ * derives every value from its paper and lists the figures it reproduces;
+ * tests/host/test-presets.py checks them through the model.
+ */
+static const struct pcm_preset_value preset_onyx[] = {
+	{ PCM_DOMAINS, 8 },		/* one start-gap domain per bank */
+	{ PCM_CHANNELS, 8 },		/* DIMM controllers */
+	{ PCM_RANKS, 16 },		/* per controller (a DIMM pair) */
+	{ PCM_TAGS, 64 },
+	{ PCM_CMD_NS, 1640 },		/* 512 B and 4 KB read rates */
+	{ PCM_HOST_MBPS, 1138 },
+	{ PCM_READ_NS, 6500 },		/* 4 KB read: 38 us */
+	{ PCM_READ_MBPS, 156 },		/* read peak per DIMM pair */
+	{ PCM_WRITE_NS, 104000 },	/* 4 KB write, late: 179 us */
+	{ PCM_WRITE_MBPS, 59 },		/* 470 MB/s over 8 controllers */
+	{ PCM_NR_PARAMS, 0 },
+};
+
+static const struct pcm_preset_value preset_pss[] = {
+	{ PCM_CHANNELS, 1 },		/* one card: 8 PCM channels per 4 KB */
+	{ PCM_RANKS, 2 },		/* two banks per channel */
+	{ PCM_CMD_NS, 2000 },
+	{ PCM_HOST_MBPS, 1600 },
+	{ PCM_READ_NS, 15000 },		/* 4 KB read: 35 us */
+	{ PCM_READ_MBPS, 266 },		/* 65K 4 KB reads/s */
+	{ PCM_WRITE_NS, 127500 },	/* sector write 133.8 us; 15K writes/s */
+	{ PCM_WRITE_MBPS, 352 },	/* 8 x 49.5 MB/s, less metadata */
+	{ PCM_WRITE_CACHE, 1048576 },
+	{ PCM_NR_PARAMS, 0 },
+};
+
+static const struct pcm_preset_value preset_psd[] = {
+	{ PCM_RANDOMIZE, 1 },		/* random and sequential alike */
+	{ PCM_CHANNELS, 3 },		/* daughter boards */
+	{ PCM_RANKS, 22 },
+	{ PCM_TAGS, 64 },		/* best throughput at I/O depth 64 */
+	{ PCM_CMD_NS, 2000 },
+	{ PCM_HOST_MBPS, 2000 },
+	{ PCM_READ_NS, 6500 },
+	{ PCM_READ_MBPS, 156 },
+	{ PCM_WRITE_NS, 668700 },	/* writes 19x slower than reads */
+	{ PCM_WRITE_MBPS, 156 },
+	{ PCM_NR_PARAMS, 0 },
+};
+
+static const struct pcm_preset_value preset_reram[] = {
+	{ PCM_CHANNELS, 16 },
+	{ PCM_RANKS, 4 },
+	{ PCM_CMD_NS, 2013 },		/* QD16: 33 us at 256 B, 46 us at 4 KB */
+	{ PCM_HOST_MBPS, 5207 },
+	{ PCM_READ_NS, 9668 },		/* QD1 256 B read: 12.05 us */
+	{ PCM_READ_MBPS, 800 },
+	{ PCM_WRITE_NS, 10668 },	/* media write 1 us slower than read */
+	{ PCM_WRITE_MBPS, 800 },
+	{ PCM_NR_PARAMS, 0 },
+};
+
 const struct pcm_preset pcm_presets[] = {
 	{ .name = "none", .source = "no delay, no errors", .values = preset_none },
+	{ .name = "onyx", .source = "onyx-pcm-storage-array", .values = preset_onyx },
+	{ .name = "pss", .source = "pss-ibm-pcm-prototype-storage", .values = preset_pss },
+	{ .name = "psd", .source = "psd-characterizing-real-pcm-storage", .values = preset_psd },
+	{ .name = "reram", .source = "reram-nvme-ssd-model", .values = preset_reram },
 };
 
 const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);

@@ -127,19 +127,40 @@ static void put_tag(struct pcm_tm *tm, u64 done)
 	heap_down(tm->tag_free, tm->nr_tags, 0);
 }
 
-/* Writes whose programs ended by @t leave the cache. */
+/* The cache's writes as a min-heap of the instants their programs end. */
+static void cache_down(struct pcm_tm *tm, u32 i)
+{
+	struct pcm_tm_cache_slot *h = tm->cache;
+	u32 n = tm->cache_len;
+
+	for (;;) {
+		u32 l = 2 * i + 1, m = i;
+
+		if (l < n && h[l].free_at < h[m].free_at)
+			m = l;
+		if (l + 1 < n && h[l + 1].free_at < h[m].free_at)
+			m = l + 1;
+		if (m == i)
+			return;
+		swap(h[i], h[m]);
+		i = m;
+	}
+}
+
+/* Writes whose programs ended by @t leave the cache, in any order. */
 static void cache_drain(struct pcm_tm *tm, u64 t)
 {
-	while (tm->cache_len && tm->cache[tm->cache_head].free_at <= t) {
-		tm->cache_bytes -= tm->cache[tm->cache_head].bytes;
-		tm->cache_head = (tm->cache_head + 1) % PCM_TM_CACHE_SLOTS;
-		tm->cache_len--;
+	while (tm->cache_len && tm->cache[0].free_at <= t) {
+		tm->cache_bytes -= tm->cache[0].bytes;
+		tm->cache[0] = tm->cache[--tm->cache_len];
+		cache_down(tm, 0);
 	}
 }
 
 /*
- * When the cache admits @bytes arriving at @t: after enough older writes
- * drained.  A write larger than the cache waits for it to be empty.
+ * When the cache admits @bytes arriving at @t: once it has room for them
+ * and a free slot (it tracks PCM_TM_CACHE_SLOTS writes).  A write larger
+ * than the cache waits for it to be empty.
  */
 static u64 cache_admit(struct pcm_tm *tm, u64 t, u64 bytes, bool *waited)
 {
@@ -147,63 +168,74 @@ static u64 cache_admit(struct pcm_tm *tm, u64 t, u64 bytes, bool *waited)
 
 	cache_drain(tm, t);
 	*waited = false;
-	while (tm->cache_bytes + need > tm->p.write_cache) {
-		t = tm->cache[tm->cache_head].free_at;
+	while (tm->cache_bytes + need > tm->p.write_cache ||
+	       tm->cache_len == PCM_TM_CACHE_SLOTS) {
+		t = tm->cache[0].free_at;
 		*waited = true;
 		cache_drain(tm, t);
 	}
 	return t;
 }
 
-/*
- * The write occupies the cache until @free_at.  Entries keep free_at in
- * order (the cache drains in FIFO order); when every slot is taken the
- * write joins the newest entry, which then frees a little later.
- */
+/* The write occupies the cache until its program ends at @free_at. */
 static void cache_add(struct pcm_tm *tm, u64 bytes, u64 free_at)
 {
-	u32 tail = (tm->cache_head + tm->cache_len + PCM_TM_CACHE_SLOTS - 1) %
-		   PCM_TM_CACHE_SLOTS;
+	struct pcm_tm_cache_slot *h = tm->cache;
+	u32 i = tm->cache_len++;
 
 	bytes = min(bytes, tm->p.write_cache);
-	if (tm->cache_len)
-		free_at = max(free_at, tm->cache[tail].free_at);
-	if (tm->cache_len == PCM_TM_CACHE_SLOTS) {
-		tm->cache[tail].bytes += bytes;
-		tm->cache[tail].free_at = free_at;
-	} else {
-		tail = (tm->cache_head + tm->cache_len) % PCM_TM_CACHE_SLOTS;
-		tm->cache[tail].bytes = bytes;
-		tm->cache[tail].free_at = free_at;
-		tm->cache_len++;
+	h[i] = (struct pcm_tm_cache_slot){ .free_at = free_at, .bytes = bytes };
+	while (i && h[(i - 1) / 2].free_at > h[i].free_at) {
+		swap(h[i], h[(i - 1) / 2]);
+		i = (i - 1) / 2;
 	}
 	tm->cache_bytes += bytes;
 }
 
-/* Read @bytes of @row from its rank, then over its bus: when they left it. */
+/*
+ * A serial resource every request shares (a channel's bus, the front
+ * end).  Its time is reserved in the order requests would reach it if
+ * nothing delayed them (@reserve), so that a request waiting elsewhere
+ * (a read behind its rank's program) does not hold up the ones behind
+ * it; its own transfer ends at the later of its reservation's end and
+ * @ready + @ns.  Throughput stays bounded by the resource, and an idle
+ * device adds the stages up.
+ */
+static u64 pass(u64 *busy, u64 reserve, u64 ready, u64 ns)
+{
+	return max(occupy(busy, reserve, ns), ready + ns);
+}
+
+/*
+ * Read @bytes of @row from its rank, then over its bus, for a request
+ * that reached the device at @t: when they left the bus.
+ */
 static u64 read_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
 	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
+	u64 ready = occupy(rank, t, tm->p.read_ns);
 
-	t = occupy(rank, t, tm->p.read_ns);
-	return occupy(&tm->bus_busy[at.channel], t,
-		      pcm_tm_xfer_ns(bytes, tm->p.read_mbps));
+	return pass(&tm->bus_busy[at.channel], t + tm->p.read_ns, ready,
+		    pcm_tm_xfer_ns(bytes, tm->p.read_mbps));
 }
 
 /*
- * Write @bytes of @row over its bus, then program its rank.  *@in_ctrl:
- * when the data reached the controller; returns when the program ends.
+ * Write @bytes of @row over its bus (reserved from @reserve, the data
+ * ready at @t), then program its rank.  *@in_ctrl: when the data reached
+ * the controller; returns when the program ends.
  */
-static u64 write_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes, bool zero,
-		     u64 *in_ctrl)
+static u64 write_row(struct pcm_tm *tm, u64 reserve, u64 t, u64 row, u64 bytes,
+		     bool zero, u64 *in_ctrl)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
 	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
 
-	*in_ctrl = occupy(&tm->bus_busy[at.channel], t,
-			  pcm_tm_xfer_ns(bytes, tm->p.write_mbps));
-	return occupy(rank, *in_ctrl, zero ? tm->p.zero_write_ns : tm->p.write_ns);
+	*in_ctrl = pass(&tm->bus_busy[at.channel], reserve, t,
+			pcm_tm_xfer_ns(bytes, tm->p.write_mbps));
+	/* zero_write_ns 0: zeros program like any data */
+	return occupy(rank, *in_ctrl, zero && tm->p.zero_write_ns ?
+		      tm->p.zero_write_ns : tm->p.write_ns);
 }
 
 /* Bytes of @rq in its @i-th row. */
@@ -221,6 +253,18 @@ static u64 nr_pieces(const struct pcm_tm_req *rq)
 	return div64_u64(rq->offset + rq->bytes + rq->row_bytes - 1, rq->row_bytes);
 }
 
+/*
+ * The front end handles a request's command and moves its data over the
+ * host link, one request at a time: @cmd_ns (first piece only) plus the
+ * transfer.  Reads pass it last, as their data streams to the host.
+ */
+static u64 front_end(struct pcm_tm *tm, u64 reserve, u64 ready, u64 bytes,
+		     bool first)
+{
+	return pass(&tm->front_busy, reserve, ready, (first ? tm->p.cmd_ns : 0) +
+		    pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
+}
+
 static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
 {
 	u64 i, n = nr_pieces(rq), done = t;
@@ -228,10 +272,10 @@ static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
 	/* rows stream to the host as they leave their buses */
 	for (i = 0; i < n; i++) {
 		u64 bytes = piece(rq, i);
-		u64 at_host = occupy(&tm->link_busy, read_row(tm, t, rq->row + i, bytes),
-				     pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
+		u64 idle = t + tm->p.read_ns + pcm_tm_xfer_ns(bytes, tm->p.read_mbps);
 
-		done = max(done, at_host);
+		done = max(done, front_end(tm, idle, read_row(tm, t, rq->row + i, bytes),
+					   bytes, !i));
 	}
 	return done;
 }
@@ -241,11 +285,11 @@ static u64 submit_write(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq,
 {
 	u64 i, n = nr_pieces(rq), in_ctrl = t, programmed = t, c, p;
 
-	t = occupy(&tm->link_busy, t, pcm_tm_xfer_ns(rq->bytes, tm->p.host_mbps));
+	t = front_end(tm, t, t, rq->bytes, true);
 	if (tm->p.write_cache)
 		t = cache_admit(tm, t, rq->bytes, cache_waited);
 	for (i = 0; i < n; i++) {
-		p = write_row(tm, t, rq->row + i, piece(rq, i), rq->zero, &c);
+		p = write_row(tm, t, t, rq->row + i, piece(rq, i), rq->zero, &c);
 		in_ctrl = max(in_ctrl, c);
 		programmed = max(programmed, p);
 	}
@@ -264,7 +308,7 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 
 	res->cache_waited = false;
 	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
-	t = occupy(&tm->front_busy, res->start, tm->p.cmd_ns);
+	t = res->start;
 	if (rq->write)
 		res->done = submit_write(tm, t, rq, &res->cache_waited);
 	else
@@ -274,12 +318,19 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 
 /*
  * A gap move from backing row @src to @dst at @now: a row read and a row
- * write on their ranks and buses, without a tag, the front end or the
- * host link.  Returns when the copy's program ends.
+ * write on their ranks and buses, without a tag or the front end.  The
+ * destination's rank is charged from when the copy would reach it on an
+ * idle device, not from when a busy source lets it go: a controller
+ * serves other requests there meanwhile, and a rank left idle while it
+ * waits would cost throughput that the hardware does not lose.  Returns
+ * when the copy's program ends.
  */
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
 {
-	u64 in_ctrl;
+	u64 idle = now + tm->p.read_ns + pcm_tm_xfer_ns(bytes, tm->p.read_mbps);
+	u64 read = read_row(tm, now, src, bytes), in_ctrl, programmed;
 
-	return write_row(tm, read_row(tm, now, src, bytes), dst, bytes, false, &in_ctrl);
+	programmed = write_row(tm, idle, idle, dst, bytes, false, &in_ctrl);
+	return max(programmed, read + pcm_tm_xfer_ns(bytes, tm->p.write_mbps) +
+		   tm->p.write_ns);
 }

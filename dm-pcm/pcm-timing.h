@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * dm-pcm timing model (DESIGN.md section 5): channels x ranks behind a
- * front end and a host link, each with a busy-until instant in
- * nanoseconds.  Given a request's arrival and the physical rows it
- * touches, the model says when the emulated device completes it.  Pure
- * logic shared by the module, the host unit tests and tools/pcm-model:
- * it neither allocates nor sleeps, and calls are made in arrival order.
+ * front end, each with a busy-until instant in nanoseconds.  Given a
+ * request's arrival and the physical rows it touches, the model says when
+ * the emulated device completes it.  Pure logic shared by the module, the
+ * host unit tests and pcmctl model: it neither allocates nor sleeps, and
+ * calls are made in arrival order.
  *
  * A read occupies its rank for read_ns, then its channel's bus for
- * bytes / read_mbps, then the host link; a write occupies the host link,
+ * bytes / read_mbps, then the front end; a write occupies the front end,
  * then the bus for bytes / write_mbps, then its rank for write_ns (or
- * zero_write_ns).  Every request first takes a tag (FIFO when all are
- * in flight) and the front end for cmd_ns.  A write completes when its
- * data reached the controller (early) or when its program ended (late);
- * with a write cache it completes once the cache admitted it, and the
- * cache drains to the ranks behind it.  A gap move is a row read plus a
+ * zero_write_ns).  The front end (the controller's command processing
+ * and DMA over the host link) serves one request at a time, for cmd_ns
+ * plus bytes / host_mbps: so a small request costs the device cmd_ns
+ * plus its transfer, as Onyx's 512 B and 4 KB read rates show.  Every
+ * request first takes a tag (FIFO when all are in flight).  A write
+ * completes when its data reached the controller (early) or when its
+ * program ended (late); with a write cache it completes once the cache
+ * admitted it, and each cached write leaves the cache when its program
+ * ends (the cache holds at most PCM_TM_CACHE_SLOTS writes).  A gap move is a row read plus a
  * row write on the ranks involved, and nothing else.
  */
 #ifndef DM_PCM_TIMING_H
@@ -58,10 +62,10 @@ struct pcm_tm {
 	u64 *bus_busy;			/* [channels] */
 	u64 *tag_free;			/* [tags]: a min-heap of free instants */
 	u32 nr_tags;			/* heap size: tags the geometry allows */
-	u64 front_busy, link_busy;
-	/* write cache: FIFO of cached writes, free_at never decreasing */
+	u64 front_busy;
+	/* write cache: its writes, a min-heap by the end of their programs */
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
-	u32 cache_head, cache_len;
+	u32 cache_len;
 	u64 cache_bytes;
 };
 
@@ -73,7 +77,7 @@ struct pcm_tm {
 struct pcm_tm_req {
 	u64 arrival;			/* ns, same clock as every other call */
 	bool write;
-	bool zero;			/* writes zeros: zero_write_ns */
+	bool zero;			/* writes zeros: zero_write_ns, if set */
 	u64 row;
 	u32 offset;
 	u32 row_bytes;

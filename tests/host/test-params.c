@@ -331,11 +331,16 @@ static void test_params_reply(void)
 
 	pcm_params_emit(out, sizeof(out));
 	check(strstr(out, "name:row_size kind:pow2 min:512 max:1048576 unit:bytes set:no "
-			  "default.none:4096\n") != NULL, "row_size line: '%s'", out);
+			  "default.none:4096 default.onyx:4096 default.pss:4096 "
+			  "default.psd:4096 default.reram:4096\n") != NULL,
+	      "row_size line: '%s'", out);
 	check(strstr(out, "name:gap_interval kind:u64 min:0 max:1000000000 unit:writes "
-			  "set:yes default.none:128\n") != NULL, "gap_interval line");
+			  "set:yes default.none:128 ") != NULL, "gap_interval line");
 	check(strstr(out, "name:completion kind:enum values:late|early unit:late|early "
-			  "set:yes default.none:late\n") != NULL, "completion line");
+			  "set:yes default.none:late ") != NULL, "completion line");
+	check(strstr(out, "name:tags kind:u64 min:0 max:1024 unit:requests set:yes "
+			  "default.none:0 default.onyx:64 default.pss:0 default.psd:64 "
+			  "default.reram:0\n") != NULL, "tags line: presets' defaults");
 	check(strstr(out, "name:format kind:flag unit:flag set:no\n") != NULL, "format line");
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		snprintf(want, sizeof(want), "name:%s kind:", pcm_params[n].name);

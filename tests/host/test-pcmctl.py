@@ -505,7 +505,9 @@ def test_params():
           'completion' in names and len(names) == len(set(names)), f'names {names}')
     rs = ps[0] if ps else {}
     check(rs == {'name': 'row_size', 'kind': 'pow2', 'min': '512', 'max': '1048576',
-                 'unit': 'bytes', 'set': 'no', 'default.none': '4096'}, f'row_size {rs}')
+                 'unit': 'bytes', 'set': 'no', 'default.none': '4096', 'default.onyx': '4096',
+                 'default.pss': '4096', 'default.psd': '4096', 'default.reram': '4096'},
+          f'row_size {rs}')
     rc, text, _ = pcm('params')
     check(rc == 0 and text.splitlines()[1].startswith('name:gap_interval kind:u64 min:0 '),
           f'text {text[:200]!r}')

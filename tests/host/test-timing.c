@@ -79,11 +79,16 @@ static void test_qd1_formula(void)
 	      "late write");
 	check(one(30000000, true, 0, 4096, true, NULL) == wr_bus + 30000,
 	      "late write of zeros");
+	p.zero_write_ns = 0;
+	pcm_tm_set(&tm, &p);
+	check(one(35000000, true, 0, 4096, true, NULL) == wr_bus + 100000,
+	      "zero_write_ns 0: zeros take write_ns");
+	p.zero_write_ns = 30000;
 	p.early = true;
 	pcm_tm_set(&tm, &p);
 	check(one(40000000, true, 0, 4096, false, NULL) == wr_bus, "early write");
 	/* the program still happened: a read right after it waits for it */
-	check(one(40000000 + wr_bus, false, 0, 4096, false, NULL) == 100000 + rd - 700,
+	check(one(40000000 + wr_bus, false, 0, 4096, false, NULL) == 100000 + rd,
 	      "read after an early write waits for the program");
 }
 
@@ -103,8 +108,35 @@ static void test_read_behind_write(void)
 	/* row 1: channel 1: nothing shared */
 	check(one(70000, false, 1, 4096, false, NULL) == rd, "other channel");
 	/* the program of row 0 ends at 700 + 2048 + 20480 + 100000 */
-	check(one(90000, false, 0, 4096, false, NULL) ==
-	      123228 - 90000 + 1000 + 10240 + 2048, "same rank waits");
+	check(one(90000, false, 0, 4096, false, NULL) == 123228 - 90000 + rd,
+	      "same rank waits");
+	/* and holds neither the bus nor the front end for the reads behind it */
+	check(one(115000, false, 2, 4096, false, NULL) == rd, "other rank, same bus");
+	check(one(125000, false, 1, 4096, false, NULL) == rd, "other channel");
+}
+
+/*
+ * The front end serves one request at a time for cmd_ns plus its
+ * transfer: small requests are bound by their sum, as Onyx's are.
+ */
+static void test_front_end(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_result r[8];
+	u64 i, rd = 700 + 1000 + 10240 + 2048;
+
+	p.channels = 8;
+	init(&p);
+	for (i = 0; i < 8; i++)
+		one(0, false, i, 4096, false, &r[i]);
+	/* eight channels read at once, then queue at the front end */
+	check(r[0].done == rd && r[7].done == rd + 7 * (700 + 2048),
+	      "reads %llu .. %llu", r[0].done, r[7].done);
+	init(&p);
+	for (i = 0; i < 8; i++)
+		one(0, true, i, 4096, false, &r[i]);
+	/* writes pass it first: the eighth program starts 7 front ends later */
+	check(r[7].done == 8 * (700 + 2048) + 20480 + 100000, "writes %llu", r[7].done);
 }
 
 /* Writes to one rank serialize; on different channels they overlap. */
@@ -168,7 +200,7 @@ static void test_gap_move(void)
 	end = pcm_tm_move(&tm, 0, 0, 2, 4096);	/* both on channel 0 */
 	check(end == 1000 + 10240 + 20480 + 100000, "move %llu", end);
 	check(one(0, false, 1, 4096, false, NULL) == rd, "other channel unaffected");
-	check(one(0, false, 0, 4096, false, NULL) == end + 1000 + 10240 + 2048,
+	check(one(0, false, 0, 4096, false, NULL) == end + rd,
 	      "same rank waits for the move's program");
 }
 
@@ -303,6 +335,7 @@ int main(void)
 	RUN(test_locate);
 	RUN(test_qd1_formula);
 	RUN(test_read_behind_write);
+	RUN(test_front_end);
 	RUN(test_parallel_writes);
 	RUN(test_pieces);
 	RUN(test_gap_move);

@@ -46,6 +46,23 @@ expect_eq "params message: the module's own description, as pcmctl params prints
 	"$(dmsetup message rl 0 params)" "$("$PCM_ROOT/tools/pcmctl" params)"
 expect_eq "IMA measurement (dmsetup measure)" \
 	"$(dmsetup measure rl | awk '{print $4}')" \
-	"target_name=pcm,target_version=1.2.0,device_name=$majmin,start=0,preset=none,row_size=8192,gap_interval=128,domains=1,randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0;"
+	"target_name=pcm,target_version=1.3.0,device_name=$majmin,start=0,preset=none,row_size=8192,gap_interval=128,domains=1,randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0;"
 dmsetup remove rl
+
+# each calibrated preset loads as the model that test-presets.py checks
+for p in onyx pss psd reram; do
+	wipe_meta /dev/ram0
+	want=$("$PCM_ROOT/tools/pcmctl" model --ios 1 --json "preset:$p" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["config"])')
+	if ! pcm_create pr /dev/ram0 "preset:$p"; then
+		fail "preset:$p: create"
+		continue
+	fi
+	expect_eq "preset:$p: config is the calibration pcmctl model runs" \
+		"$(dmsetup message pr 0 config)" "$want"
+	expect_eq "preset:$p: the timing model is on" "$(status_field pr timing)" on
+	expect "preset:$p: 4 KiB reads and writes go through" dd if=/dev/mapper/pr \
+		of=/dev/mapper/pr bs=4k count=64 iflag=direct oflag=direct conv=notrunc status=none
+	dmsetup remove pr
+done
 finish

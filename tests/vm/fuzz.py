@@ -26,23 +26,27 @@ U64 = 2 ** 64
 def module_params():
     """The parameters as the module describes them (pcm-params.c's "params"
     reply, through pcmctl): (min, max, power of two) of the numeric ones,
-    the values of the enumerated ones, and the names "set" may change."""
+    the values of the enumerated ones, the names "set" may change, and
+    each preset's defaults of row_size and domains (the geometry the
+    oracle needs)."""
     root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..')
     out = subprocess.run([os.path.join(root, 'tools', 'pcmctl'), 'params', '--json'],
                          check=True, stdout=subprocess.PIPE, text=True).stdout
-    params, choices, runtime = {}, {}, set()
+    params, choices, runtime, presets = {}, {}, set(), {}
     for p in json.loads(out):
+        for k, v in p.items():
+            if k.startswith('default.') and p['name'] in ('row_size', 'domains'):
+                presets.setdefault(k[8:], {})[p['name']] = int(v)
         if p['kind'] in ('u64', 'pow2'):
             params[p['name']] = (int(p['min']), int(p['max']), p['kind'] == 'pow2')
         elif p['kind'] == 'enum':
             choices[p['name']] = tuple(p['values'].split('|'))
         if p['set'] == 'yes':
             runtime.add(p['name'])
-    return params, choices, runtime
+    return params, choices, runtime, presets
 
 
-PARAMS, CHOICES, RUNTIME = module_params()
-PRESETS = ('none',)
+PARAMS, CHOICES, RUNTIME, PRESETS = module_params()
 MAX_OPT = len(PARAMS) + len(CHOICES) + 3        # + meta_device, format, preset
 
 
@@ -94,7 +98,7 @@ class Gen:
 
     def valid_word(self, key):
         if key == 'preset':
-            return 'preset:' + self.r.choice(PRESETS)
+            return 'preset:' + self.r.choice(sorted(PRESETS))
         if key in CHOICES:
             return f'{key}:{self.r.choice(CHOICES[key])}'
         lo, hi, pow2 = PARAMS[key]
@@ -167,7 +171,7 @@ def predict_table(line, dev, dev_sectors):
     if length is None or length == 0 or offset is None:
         return False
     args = toks[5:]
-    cfg = {'row_size': 4096, 'domains': 1}
+    cfg = dict(PRESETS['none'])
     if args:
         count = strict_u64(args[0])
         if count is None or count > MAX_OPT or count != len(args) - 1:
@@ -179,6 +183,9 @@ def predict_table(line, dev, dev_sectors):
             if key == 'preset':
                 if not colon or val.decode('latin-1') not in PRESETS or key in seen:
                     return False
+                # a preset sets defaults first, wherever it stands
+                given = {k: v for k, v in cfg.items() if k in seen}
+                cfg = dict(PRESETS[val.decode('latin-1')], **given)
             elif key in CHOICES:
                 if not colon or key in seen or val.decode('latin-1') not in CHOICES[key]:
                     return False
