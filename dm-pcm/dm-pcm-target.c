@@ -274,6 +274,7 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
  *   channels:<n> ranks:<n> stripe:<rows>   the timing model's geometry
  *   read_ns: write_ns: zero_write_ns: cmd_ns: read_mbps: write_mbps:
  *   host_mbps: tags: completion:late|early write_cache:   its timing
+ *   overhead_ns:<ns>     this host's completion cost, taken off holds
  */
 static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {

@@ -65,6 +65,7 @@ int pcm_timing_init(struct pcm_c *pc)
 	if (!t->rank_busy || !t->bus_busy || !t->tag_free || !t->hist)
 		return -ENOMEM;
 	pcm_tm_init(&t->tm, &p, t->rank_busy, t->bus_busy, t->tag_free);
+	t->overhead = pc->live.val[PCM_OVERHEAD_NS];
 	pc->timed = pcm_tm_active(&p);
 	return 0;
 }
@@ -92,6 +93,7 @@ void pcm_timing_update(struct pcm_c *pc)
 	spin_lock(&t->lock);
 	pcm_tm_set(&t->tm, &p);
 	spin_unlock(&t->lock);
+	WRITE_ONCE(t->overhead, pc->live.val[PCM_OVERHEAD_NS]);
 	WRITE_ONCE(pc->timed, pcm_tm_active(&p));
 }
 
@@ -128,7 +130,12 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	t->tag_waits += res.tag_waited;
 	t->cache_waits += res.cache_waited;
 	spin_unlock(&t->lock);
-	io->deadline = res.done;
+	/*
+	 * What the host adds after a hold ends (the timer's interrupt, the
+	 * dm core, waking the submitter) comes off it, so that the submitter
+	 * sees the modeled latency; never before the bio arrived.
+	 */
+	io->deadline = res.done - min(READ_ONCE(t->overhead), lat);
 	io->held = false;
 	io->timed = true;
 }

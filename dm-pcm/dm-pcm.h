@@ -93,6 +93,7 @@ struct pcm_timing {
 	u64 *rank_busy, *bus_busy, *tag_free;
 	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
 	u64 tag_waits, cache_waits;
+	u64 overhead;			/* overhead_ns: holds end this much early */
 	atomic64_t held, late, late_max;
 	struct pcm_late_hist __percpu *hist;
 };

@@ -98,6 +98,10 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "write_cache", .unit = "bytes", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_CACHE, .runtime = true,
 	},
+	[PCM_OVERHEAD_NS] = {
+		.name = "overhead_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {

@@ -36,6 +36,7 @@ enum pcm_param {
 	PCM_TAGS,
 	PCM_COMPLETION,
 	PCM_WRITE_CACHE,
+	PCM_OVERHEAD_NS,	/* not the model's: the host's, taken off holds */
 	PCM_NR_PARAMS
 };
 

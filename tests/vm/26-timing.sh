@@ -66,6 +66,21 @@ read -r min max <<<"$(clat /dev/mapper/tm randread 10)"
 note "set read_ns 8000000: fio clat min $min ns"
 expect "after set, reads take at least 8 ms" test "${min:-0}" -ge 8000000
 expect_eq "and the model says 8 ms" "$(field tm read_lat_max_ns)" 8000000
+# overhead_ns: this host's completion cost comes off each hold; the model
+# does not change.  With 20 ms modeled and 15 ms taken off, a read takes
+# 5 ms and something: under 15 ms unless completing a bio took 10 ms.
+# fio waits 25 ms between reads, so that the rank is idle when the next
+# one comes (15 ms is far more than this host's overhead: without the
+# pause the model would queue each read behind the last)
+dmsetup message tm 0 set read_ns 20000000
+dmsetup message tm 0 set overhead_ns 15000000
+dmsetup message tm 0 stats reset
+read -r min max <<<"$(clat /dev/mapper/tm randread 10 --thinktime=25000 --thinktime_blocks=1)"
+note "read_ns:20000000 overhead_ns:15000000: fio clat min $min ns, max $max ns"
+expect "overhead_ns: reads take at least read_ns - overhead_ns" test "${min:-0}" -ge 5000000
+expect "overhead_ns: and end well before read_ns" test "${max:-99999999}" -lt 15000000
+expect_eq "overhead_ns: the model still says 20 ms" "$(field tm read_lat_max_ns)" 20000000
+dmsetup message tm 0 set overhead_ns 0
 dmsetup message tm 0 set read_ns 0
 expect_eq "all timing at 0: the model is off" "$(field tm timing)" off
 expect_eq "the table line is unchanged by set" "$(dmsetup table tm | cut -d' ' -f7-)" "gap_interval:0 read_ns:5000000"
