@@ -11,7 +11,10 @@
  * modeled instant cannot be held: it is counted late.
  *
  * With every latency, rate and tag count at 0 (preset:none) the model is
- * off and costs the map path one load.
+ * off and costs the map path one load.  When it is on, a bio takes its
+ * channel's lock and moves the front end's instant by cmpxchg (and takes
+ * the model's lock only if tags or a write cache are set: those are the
+ * whole device's); the figures status shows are counted per CPU.
  */
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
@@ -48,23 +51,19 @@ int pcm_timing_init(struct pcm_c *pc)
 {
 	struct pcm_timing *t;
 	struct pcm_tm_params p;
-	u32 ranks, buses, tags;
 
 	pcm_config_timing(&pc->live, &p);
-	pcm_tm_sizes(&p, &ranks, &buses, &tags);
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
 		return -ENOMEM;
 	pc->timing = t;
-	spin_lock_init(&t->lock);
-	t->rank_busy = kvcalloc(ranks, sizeof(u64), GFP_KERNEL);
-	t->bus_busy = kvcalloc(buses, sizeof(u64), GFP_KERNEL);
+	t->chans = kvzalloc(pcm_tm_chans_bytes(&p), GFP_KERNEL);
 	/* as many as "set tags" may ask for: set never allocates */
 	t->tag_free = kvcalloc(PCM_TM_MAX_TAGS, sizeof(u64), GFP_KERNEL);
-	t->hist = alloc_percpu(struct pcm_late_hist);
-	if (!t->rank_busy || !t->bus_busy || !t->tag_free || !t->hist)
+	t->stats = alloc_percpu(struct pcm_timing_stats);
+	if (!t->chans || !t->tag_free || !t->stats)
 		return -ENOMEM;
-	pcm_tm_init(&t->tm, &p, t->rank_busy, t->bus_busy, t->tag_free);
+	pcm_tm_init(&t->tm, &p, t->chans, t->tag_free);
 	t->overhead = pc->live.val[PCM_OVERHEAD_NS];
 	pc->timed = pcm_tm_active(&p);
 	return 0;
@@ -76,10 +75,9 @@ void pcm_timing_exit(struct pcm_c *pc)
 
 	if (!t)
 		return;
-	free_percpu(t->hist);
+	free_percpu(t->stats);
 	kvfree(t->tag_free);
-	kvfree(t->bus_busy);
-	kvfree(t->rank_busy);
+	kvfree(t->chans);
 	kfree(t);
 }
 
@@ -90,11 +88,25 @@ void pcm_timing_update(struct pcm_c *pc)
 	struct pcm_tm_params p;
 
 	pcm_config_timing(&pc->live, &p);
-	spin_lock(&t->lock);
 	pcm_tm_set(&t->tm, &p);
-	spin_unlock(&t->lock);
 	WRITE_ONCE(t->overhead, pc->live.val[PCM_OVERHEAD_NS]);
 	WRITE_ONCE(pc->timed, pcm_tm_active(&p));
+}
+
+/*
+ * Raise this CPU's maximum @m to @v.  A cmpxchg on this CPU's copy: an
+ * interrupt's end_io between the read and the write cannot be lost.
+ */
+static void pcm_cpu_raise(u64 __percpu *m, u64 v)
+{
+	u64 old = this_cpu_read(*m), cur;
+
+	while (old < v) {
+		cur = this_cpu_cmpxchg(*m, old, v);
+		if (cur == old)
+			return;
+		old = cur;
+	}
 }
 
 /* Charge the remapped @bio, arriving now; end_io holds it until io->deadline. */
@@ -121,15 +133,15 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		rq.row = rel >> shift;
 		rq.offset = (rel & ((1U << shift) - 1)) << SECTOR_SHIFT;
 	}
-	spin_lock(&t->lock);
 	pcm_tm_submit(&t->tm, &rq, &res);
 	lat = res.done - rq.arrival;
-	t->lat_sum[dir] += lat;
-	t->lat_n[dir]++;
-	t->lat_max[dir] = max(t->lat_max[dir], lat);
-	t->tag_waits += res.tag_waited;
-	t->cache_waits += res.cache_waited;
-	spin_unlock(&t->lock);
+	this_cpu_add(t->stats->f.lat_sum[dir], lat);
+	this_cpu_inc(t->stats->f.lat_n[dir]);
+	pcm_cpu_raise(&t->stats->f.lat_max[dir], lat);
+	if (res.tag_waited)
+		this_cpu_inc(t->stats->f.tag_waits);
+	if (res.cache_waited)
+		this_cpu_inc(t->stats->f.cache_waits);
 	/*
 	 * What the host adds after a hold ends (the timer's interrupt, the
 	 * dm core, waking the submitter) comes off it, so that the submitter
@@ -147,23 +159,13 @@ void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst)
 
 	if (!READ_ONCE(pc->timed))
 		return;
-	spin_lock(&t->lock);
 	pcm_tm_move(&t->tm, ktime_get_ns(), src, dst,
 		    1U << (pc->layout.row_shift + SECTOR_SHIFT));
-	spin_unlock(&t->lock);
-}
-
-static void atomic64_raise(atomic64_t *v, s64 to)
-{
-	s64 old = atomic64_read(v);
-
-	while (old < to && !atomic64_try_cmpxchg(v, &old, to))
-		;
 }
 
 static void count_lateness(struct pcm_timing *t, u64 ns)
 {
-	this_cpu_inc(t->hist->n[late_bucket(ns)]);
+	this_cpu_inc(t->stats->late_hist[late_bucket(ns)]);
 }
 
 static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
@@ -194,42 +196,57 @@ int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	if (now < io->deadline) {
 		io->held = true;
 		io->pc = pc;
-		atomic64_inc(&t->held);
+		this_cpu_inc(t->stats->f.held);
 		pcm_hrtimer_init(&io->timer, pcm_timer_fn);
 		hrtimer_start(&io->timer, ns_to_ktime(io->deadline), HRTIMER_MODE_ABS);
 		return DM_ENDIO_INCOMPLETE;
 	}
 	/* the backing I/O took longer than the model: this host was too slow */
-	atomic64_inc(&t->late);
-	atomic64_raise(&t->late_max, now - io->deadline);
+	this_cpu_inc(t->stats->f.late);
+	pcm_cpu_raise(&t->stats->f.late_max, now - io->deadline);
 	count_lateness(t, now - io->deadline);
 	io->timed = false;
 	return DM_ENDIO_DONE;
 }
 
+/* The CPUs' figures added up (the maxima: the largest). */
+static void sum_figs(struct pcm_timing *t, struct pcm_timing_figs *sum)
+{
+	unsigned int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct pcm_timing_figs *c = &per_cpu_ptr(t->stats, cpu)->f;
+
+		for (i = 0; i < 2; i++) {
+			sum->lat_sum[i] += READ_ONCE(c->lat_sum[i]);
+			sum->lat_n[i] += READ_ONCE(c->lat_n[i]);
+			sum->lat_max[i] = max(sum->lat_max[i], READ_ONCE(c->lat_max[i]));
+		}
+		sum->tag_waits += READ_ONCE(c->tag_waits);
+		sum->cache_waits += READ_ONCE(c->cache_waits);
+		sum->held += READ_ONCE(c->held);
+		sum->late += READ_ONCE(c->late);
+		sum->late_max = max(sum->late_max, READ_ONCE(c->late_max));
+	}
+}
+
 void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		       unsigned int *szp)
 {
-	struct pcm_timing *t = pc->timing;
+	struct pcm_timing_figs fig, *s = &fig;
 	unsigned int sz = *szp;
-	u64 mean[2], max[2], n[2], waits, cwaits;
+	u64 mean[2];
 	int d;
 
-	spin_lock(&t->lock);
-	for (d = 0; d < 2; d++) {
-		n[d] = t->lat_n[d];
-		mean[d] = n[d] ? div64_u64(t->lat_sum[d], n[d]) : 0;
-		max[d] = t->lat_max[d];
-	}
-	waits = t->tag_waits;
-	cwaits = t->cache_waits;
-	spin_unlock(&t->lock);
+	sum_figs(pc->timing, s);
+	for (d = 0; d < 2; d++)
+		mean[d] = s->lat_n[d] ? div64_u64(s->lat_sum[d], s->lat_n[d]) : 0;
 	DMEMIT(" timing:%s read_lat_mean_ns:%llu read_lat_max_ns:%llu",
-	       READ_ONCE(pc->timed) ? "on" : "off", mean[0], max[0]);
-	DMEMIT(" write_lat_mean_ns:%llu write_lat_max_ns:%llu", mean[1], max[1]);
-	DMEMIT(" tag_waits:%llu cache_waits:%llu held:%lld late:%lld late_max_ns:%lld",
-	       waits, cwaits, atomic64_read(&t->held), atomic64_read(&t->late),
-	       atomic64_read(&t->late_max));
+	       READ_ONCE(pc->timed) ? "on" : "off", mean[0], s->lat_max[0]);
+	DMEMIT(" write_lat_mean_ns:%llu write_lat_max_ns:%llu", mean[1], s->lat_max[1]);
+	DMEMIT(" tag_waits:%llu cache_waits:%llu held:%llu late:%llu late_max_ns:%llu",
+	       s->tag_waits, s->cache_waits, s->held, s->late, s->late_max);
 	*szp = sz;
 }
 
@@ -238,18 +255,8 @@ void pcm_timing_reset(struct pcm_c *pc)
 	struct pcm_timing *t = pc->timing;
 	unsigned int cpu;
 
-	spin_lock(&t->lock);
-	memset(t->lat_sum, 0, sizeof(t->lat_sum));
-	memset(t->lat_n, 0, sizeof(t->lat_n));
-	memset(t->lat_max, 0, sizeof(t->lat_max));
-	t->tag_waits = 0;
-	t->cache_waits = 0;
-	spin_unlock(&t->lock);
-	atomic64_set(&t->held, 0);
-	atomic64_set(&t->late, 0);
-	atomic64_set(&t->late_max, 0);
 	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(t->hist, cpu), 0, sizeof(struct pcm_late_hist));
+		memset(per_cpu_ptr(t->stats, cpu), 0, sizeof(struct pcm_timing_stats));
 }
 
 /*
@@ -265,7 +272,7 @@ int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen)
 	for (b = 0; b < PCM_LATE_BUCKETS; b++) {
 		n = 0;
 		for_each_possible_cpu(cpu)
-			n += READ_ONCE(per_cpu_ptr(t->hist, cpu)->n[b]);
+			n += READ_ONCE(per_cpu_ptr(t->stats, cpu)->late_hist[b]);
 		total += n;
 		if (n)
 			DMEMIT("%s%llu-%llu:%llu", sz ? " " : "", late_bucket_floor(b),

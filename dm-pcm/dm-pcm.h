@@ -83,19 +83,27 @@ struct pcm_io {
 /* dm-pcm-timing.c: the timing model's state and what status shows of it */
 #define PCM_LATE_BUCKETS	64
 
-struct pcm_late_hist {
-	u64 n[PCM_LATE_BUCKETS];
+/*
+ * What one CPU counted; status adds the CPUs up.  Every bio updates these,
+ * so they are per CPU: the map path and end_io write no shared line.
+ */
+struct pcm_timing_figs {
+	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
+	u64 tag_waits, cache_waits;
+	u64 held, late, late_max;
+};
+
+struct pcm_timing_stats {
+	struct pcm_timing_figs f;
+	u64 late_hist[PCM_LATE_BUCKETS];
 };
 
 struct pcm_timing {
-	spinlock_t lock;		/* @tm and the figures below it */
-	struct pcm_tm tm;
-	u64 *rank_busy, *bus_busy, *tag_free;
-	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
-	u64 tag_waits, cache_waits;
+	struct pcm_tm tm;		/* locks itself, per channel */
+	void *chans;
+	u64 *tag_free;
 	u64 overhead;			/* overhead_ns: holds end this much early */
-	atomic64_t held, late, late_max;
-	struct pcm_late_hist __percpu *hist;
+	struct pcm_timing_stats __percpu *stats;
 };
 
 /*

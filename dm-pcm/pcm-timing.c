@@ -77,34 +77,54 @@ static void tags_rebuild(struct pcm_tm *tm, u32 old, u32 n)
 }
 
 /*
- * @rank_busy and @bus_busy hold channels * ranks and channels instants;
- * @tag_free holds PCM_TM_MAX_TAGS, so that "set tags" needs no allocation.
+ * @chans holds pcm_tm_chans_bytes(@p); @tag_free holds PCM_TM_MAX_TAGS
+ * instants, so that "set tags" needs no allocation.
  */
 void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
-		 u64 *rank_busy, u64 *bus_busy, u64 *tag_free)
+		 void *chans, u64 *tag_free)
 {
+	u32 c;
+
 	memset(tm, 0, sizeof(*tm));
 	tm->p = *p;
-	tm->rank_busy = rank_busy;
-	tm->bus_busy = bus_busy;
+	spin_lock_init(&tm->lock);
+	seqcount_spinlock_init(&tm->seq, &tm->lock);
+	atomic64_set(&tm->front_busy, 0);
+	tm->chans = chans;
+	tm->chan_stride = pcm_tm_chan_stride(p);
+	memset(chans, 0, pcm_tm_chans_bytes(p));
+	for (c = 0; c < p->channels; c++)
+		spin_lock_init(&pcm_tm_chan(tm, c)->lock);
 	tm->tag_free = tag_free;
-	memset(rank_busy, 0, sizeof(u64) * p->channels * p->ranks);
-	memset(bus_busy, 0, sizeof(u64) * p->channels);
 	tags_rebuild(tm, 0, p->tags);
 }
 
 /* New timing for new requests; the geometry stays what init gave. */
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 {
-	u32 channels = tm->p.channels, ranks = tm->p.ranks;
-	u32 stripe = tm->p.stripe_rows;
+	struct pcm_tm_params n = *p;
 
-	tm->p = *p;
-	tm->p.channels = channels;
-	tm->p.ranks = ranks;
-	tm->p.stripe_rows = stripe;
-	if (p->tags != tm->nr_tags)
-		tags_rebuild(tm, tm->nr_tags, p->tags);
+	spin_lock(&tm->lock);
+	n.channels = tm->p.channels;
+	n.ranks = tm->p.ranks;
+	n.stripe_rows = tm->p.stripe_rows;
+	write_seqcount_begin(&tm->seq);
+	tm->p = n;
+	write_seqcount_end(&tm->seq);
+	if (n.tags != tm->nr_tags)
+		tags_rebuild(tm, tm->nr_tags, n.tags);
+	spin_unlock(&tm->lock);
+}
+
+/* The parameters as one consistent copy, whatever "set" does meanwhile. */
+static void read_params(struct pcm_tm *tm, struct pcm_tm_params *p)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqcount_begin(&tm->seq);
+		*p = tm->p;
+	} while (read_seqcount_retry(&tm->seq, seq));
 }
 
 /* Take the tag that frees first: when the request may start. */
@@ -162,13 +182,13 @@ static void cache_drain(struct pcm_tm *tm, u64 t)
  * and a free slot (it tracks PCM_TM_CACHE_SLOTS writes).  A write larger
  * than the cache waits for it to be empty.
  */
-static u64 cache_admit(struct pcm_tm *tm, u64 t, u64 bytes, bool *waited)
+static u64 cache_admit(struct pcm_tm *tm, u64 size, u64 t, u64 bytes, bool *waited)
 {
-	u64 need = min(bytes, tm->p.write_cache);
+	u64 need = min(bytes, size);
 
 	cache_drain(tm, t);
 	*waited = false;
-	while (tm->cache_bytes + need > tm->p.write_cache ||
+	while (tm->cache_bytes + need > size ||
 	       tm->cache_len == PCM_TM_CACHE_SLOTS) {
 		t = tm->cache[0].free_at;
 		*waited = true;
@@ -178,12 +198,12 @@ static u64 cache_admit(struct pcm_tm *tm, u64 t, u64 bytes, bool *waited)
 }
 
 /* The write occupies the cache until its program ends at @free_at. */
-static void cache_add(struct pcm_tm *tm, u64 bytes, u64 free_at)
+static void cache_add(struct pcm_tm *tm, u64 size, u64 bytes, u64 free_at)
 {
 	struct pcm_tm_cache_slot *h = tm->cache;
 	u32 i = tm->cache_len++;
 
-	bytes = min(bytes, tm->p.write_cache);
+	bytes = min(bytes, size);
 	h[i] = (struct pcm_tm_cache_slot){ .free_at = free_at, .bytes = bytes };
 	while (i && h[(i - 1) / 2].free_at > h[i].free_at) {
 		swap(h[i], h[(i - 1) / 2]);
@@ -199,25 +219,48 @@ static void cache_add(struct pcm_tm *tm, u64 bytes, u64 free_at)
  * (a read behind its rank's program) does not hold up the ones behind
  * it; its own transfer ends at the later of its reservation's end and
  * @ready + @ns.  Throughput stays bounded by the resource, and an idle
- * device adds the stages up.
+ * device adds the stages up.  A stage that takes no time delays nothing
+ * and is not touched (no rate, no command time: the common case).
+ * Callers hold the resource's lock.
  */
 static u64 pass(u64 *busy, u64 reserve, u64 ready, u64 ns)
 {
+	if (!ns)
+		return ready;
 	return max(occupy(busy, reserve, ns), ready + ns);
+}
+
+/* pass() on the front end, which every CPU's requests share: no lock. */
+static u64 pass_front(struct pcm_tm *tm, u64 reserve, u64 ready, u64 ns)
+{
+	s64 old, busy;
+
+	if (!ns)
+		return ready;
+	old = atomic64_read(&tm->front_busy);
+	do {
+		busy = max_t(u64, reserve, old) + ns;
+	} while (!atomic64_try_cmpxchg(&tm->front_busy, &old, busy));
+	return max_t(u64, busy, ready + ns);
 }
 
 /*
  * Read @bytes of @row from its rank, then over its bus, for a request
  * that reached the device at @t: when they left the bus.
  */
-static u64 read_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes)
+static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
+		    u64 row, u64 bytes)
 {
-	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
-	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
-	u64 ready = occupy(rank, t, tm->p.read_ns);
+	struct pcm_tm_loc at = pcm_tm_locate(p, row);
+	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
+	u64 ready;
 
-	return pass(&tm->bus_busy[at.channel], t + tm->p.read_ns, ready,
-		    pcm_tm_xfer_ns(bytes, tm->p.read_mbps));
+	spin_lock(&ch->lock);
+	ready = occupy(&ch->rank_busy[at.rank], t, p->read_ns);
+	ready = pass(&ch->bus_busy, t + p->read_ns, ready,
+		     pcm_tm_xfer_ns(bytes, p->read_mbps));
+	spin_unlock(&ch->lock);
+	return ready;
 }
 
 /*
@@ -225,17 +268,21 @@ static u64 read_row(struct pcm_tm *tm, u64 t, u64 row, u64 bytes)
  * ready at @t), then program its rank.  *@in_ctrl: when the data reached
  * the controller; returns when the program ends.
  */
-static u64 write_row(struct pcm_tm *tm, u64 reserve, u64 t, u64 row, u64 bytes,
-		     bool zero, u64 *in_ctrl)
+static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
+		     u64 reserve, u64 t, u64 row, u64 bytes, bool zero, u64 *in_ctrl)
 {
-	struct pcm_tm_loc at = pcm_tm_locate(&tm->p, row);
-	u64 *rank = &tm->rank_busy[at.channel * tm->p.ranks + at.rank];
-
-	*in_ctrl = pass(&tm->bus_busy[at.channel], reserve, t,
-			pcm_tm_xfer_ns(bytes, tm->p.write_mbps));
+	struct pcm_tm_loc at = pcm_tm_locate(p, row);
+	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
 	/* zero_write_ns 0: zeros program like any data */
-	return occupy(rank, *in_ctrl, zero && tm->p.zero_write_ns ?
-		      tm->p.zero_write_ns : tm->p.write_ns);
+	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
+	u64 done;
+
+	spin_lock(&ch->lock);
+	*in_ctrl = pass(&ch->bus_busy, reserve, t,
+			pcm_tm_xfer_ns(bytes, p->write_mbps));
+	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, prog);
+	spin_unlock(&ch->lock);
+	return done;
 }
 
 /* Bytes of @rq in its @i-th row. */
@@ -258,62 +305,78 @@ static u64 nr_pieces(const struct pcm_tm_req *rq)
  * host link, one request at a time: @cmd_ns (first piece only) plus the
  * transfer.  Reads pass it last, as their data streams to the host.
  */
-static u64 front_end(struct pcm_tm *tm, u64 reserve, u64 ready, u64 bytes,
-		     bool first)
+static u64 front_end(struct pcm_tm *tm, const struct pcm_tm_params *p,
+		     u64 reserve, u64 ready, u64 bytes, bool first)
 {
-	return pass(&tm->front_busy, reserve, ready, (first ? tm->p.cmd_ns : 0) +
-		    pcm_tm_xfer_ns(bytes, tm->p.host_mbps));
+	return pass_front(tm, reserve, ready, (first ? p->cmd_ns : 0) +
+			  pcm_tm_xfer_ns(bytes, p->host_mbps));
 }
 
-static u64 submit_read(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq)
+static u64 submit_read(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
+		       const struct pcm_tm_req *rq)
 {
 	u64 i, n = nr_pieces(rq), done = t;
 
 	/* rows stream to the host as they leave their buses */
 	for (i = 0; i < n; i++) {
 		u64 bytes = piece(rq, i);
-		u64 idle = t + tm->p.read_ns + pcm_tm_xfer_ns(bytes, tm->p.read_mbps);
+		u64 idle = t + p->read_ns + pcm_tm_xfer_ns(bytes, p->read_mbps);
+		u64 ready = read_row(tm, p, t, rq->row + i, bytes);
 
-		done = max(done, front_end(tm, idle, read_row(tm, t, rq->row + i, bytes),
-					   bytes, !i));
+		done = max(done, front_end(tm, p, idle, ready, bytes, !i));
 	}
 	return done;
 }
 
-static u64 submit_write(struct pcm_tm *tm, u64 t, const struct pcm_tm_req *rq,
-			bool *cache_waited)
+static u64 submit_write(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
+			const struct pcm_tm_req *rq, bool *cache_waited)
 {
-	u64 i, n = nr_pieces(rq), in_ctrl = t, programmed = t, c, p;
+	u64 i, n = nr_pieces(rq), in_ctrl = t, programmed = t, c, end;
 
-	t = front_end(tm, t, t, rq->bytes, true);
-	if (tm->p.write_cache)
-		t = cache_admit(tm, t, rq->bytes, cache_waited);
+	t = front_end(tm, p, t, t, rq->bytes, true);
+	if (p->write_cache)
+		t = cache_admit(tm, p->write_cache, t, rq->bytes, cache_waited);
 	for (i = 0; i < n; i++) {
-		p = write_row(tm, t, t, rq->row + i, piece(rq, i), rq->zero, &c);
+		end = write_row(tm, p, t, t, rq->row + i, piece(rq, i), rq->zero, &c);
 		in_ctrl = max(in_ctrl, c);
-		programmed = max(programmed, p);
+		programmed = max(programmed, end);
 	}
-	if (tm->p.write_cache) {
-		cache_add(tm, rq->bytes, programmed);
+	if (p->write_cache) {
+		cache_add(tm, p->write_cache, rq->bytes, programmed);
 		return t;
 	}
-	return tm->p.early ? in_ctrl : programmed;
+	return p->early ? in_ctrl : programmed;
+}
+
+static void charge(struct pcm_tm *tm, const struct pcm_tm_params *p,
+		   const struct pcm_tm_req *rq, struct pcm_tm_result *res)
+{
+	res->cache_waited = false;
+	if (rq->write)
+		res->done = submit_write(tm, p, res->start, rq, &res->cache_waited);
+	else
+		res->done = submit_read(tm, p, res->start, rq);
 }
 
 /* Charge @rq to the model; @res says when it completes. */
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res)
 {
-	u64 t;
+	struct pcm_tm_params p;
 
-	res->cache_waited = false;
+	read_params(tm, &p);
+	/* tags and the write cache are the whole device's: the model's lock */
+	if (!p.tags && !p.write_cache) {
+		res->start = rq->arrival;
+		res->tag_waited = false;
+		charge(tm, &p, rq, res);
+		return;
+	}
+	spin_lock(&tm->lock);
 	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
-	t = res->start;
-	if (rq->write)
-		res->done = submit_write(tm, t, rq, &res->cache_waited);
-	else
-		res->done = submit_read(tm, t, rq);
+	charge(tm, &p, rq, res);
 	put_tag(tm, res->done);
+	spin_unlock(&tm->lock);
 }
 
 /*
@@ -327,10 +390,12 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
  */
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
 {
-	u64 idle = now + tm->p.read_ns + pcm_tm_xfer_ns(bytes, tm->p.read_mbps);
-	u64 read = read_row(tm, now, src, bytes), in_ctrl, programmed;
+	struct pcm_tm_params p;
+	u64 idle, read, in_ctrl, programmed;
 
-	programmed = write_row(tm, idle, idle, dst, bytes, false, &in_ctrl);
-	return max(programmed, read + pcm_tm_xfer_ns(bytes, tm->p.write_mbps) +
-		   tm->p.write_ns);
+	read_params(tm, &p);
+	idle = now + p.read_ns + pcm_tm_xfer_ns(bytes, p.read_mbps);
+	read = read_row(tm, &p, now, src, bytes);
+	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, &in_ctrl);
+	return max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + p.write_ns);
 }

@@ -18,13 +18,24 @@
  * completes when its data reached the controller (early) or when its
  * program ended (late); with a write cache it completes once the cache
  * admitted it, and each cached write leaves the cache when its program
- * ends (the cache holds at most PCM_TM_CACHE_SLOTS writes).  A gap move is a row read plus a
- * row write on the ranks involved, and nothing else.
+ * ends (the cache holds at most PCM_TM_CACHE_SLOTS writes).  A gap move
+ * is a row read plus a row write on the ranks involved, and nothing else.
+ *
+ * Locking follows the hardware: each channel (its bus and ranks) has its
+ * own lock, taken one at a time; the front end is one instant moved by
+ * cmpxchg.  Tags and the write cache are shared by every request, so when
+ * either is set requests also take the model's lock around the whole
+ * charge (before any channel's).  The parameters change under a seqcount
+ * and each request reads them once.
  */
 #ifndef DM_PCM_TIMING_H
 #define DM_PCM_TIMING_H
 
+#include <linux/atomic.h>
 #include <linux/bitops.h>
+#include <linux/cache.h>
+#include <linux/seqlock.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 #define PCM_TM_MAX_CHANNELS	64
@@ -52,17 +63,26 @@ struct pcm_tm_cache_slot {
 	u64 bytes;
 };
 
+/* A channel: its bus and its ranks, on cache lines of their own. */
+struct pcm_tm_chan {
+	spinlock_t lock;		/* @bus_busy and @rank_busy */
+	u64 bus_busy;
+	u64 rank_busy[];		/* [ranks] */
+};
+
 /*
- * The model's state.  The caller allocates the arrays for the geometry
- * (pcm_tm_sizes()) and serializes calls.
+ * The model's state.  The caller allocates the channels
+ * (pcm_tm_chans_bytes()) and the tags' heap (PCM_TM_MAX_TAGS instants).
  */
 struct pcm_tm {
-	struct pcm_tm_params p;
-	u64 *rank_busy;			/* [channels * ranks] */
-	u64 *bus_busy;			/* [channels] */
+	struct pcm_tm_params p;		/* read under @seq */
+	seqcount_spinlock_t seq;	/* @p changes under @lock */
+	spinlock_t lock;		/* @p's writers, the tags, the cache */
+	atomic64_t front_busy;
+	u8 *chans;			/* [channels], @chan_stride apart */
+	size_t chan_stride;
 	u64 *tag_free;			/* [tags]: a min-heap of free instants */
-	u32 nr_tags;			/* heap size: tags the geometry allows */
-	u64 front_busy;
+	u32 nr_tags;			/* heap size: tags in use */
 	/* write cache: its writes, a min-heap by the end of their programs */
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
 	u32 cache_len;
@@ -95,20 +115,28 @@ struct pcm_tm_loc {
 	u32 channel, rank;
 };
 
-/* Array sizes for pcm_tm_init(), in elements. */
-static inline void pcm_tm_sizes(const struct pcm_tm_params *p, u32 *ranks,
-				u32 *buses, u32 *tags)
+static inline size_t pcm_tm_chan_stride(const struct pcm_tm_params *p)
 {
-	*ranks = p->channels * p->ranks;
-	*buses = p->channels;
-	*tags = p->tags;
+	return ALIGN(sizeof(struct pcm_tm_chan) + p->ranks * sizeof(u64),
+		     SMP_CACHE_BYTES);
+}
+
+/* Bytes of the channels' array pcm_tm_init() takes. */
+static inline size_t pcm_tm_chans_bytes(const struct pcm_tm_params *p)
+{
+	return p->channels * pcm_tm_chan_stride(p);
+}
+
+static inline struct pcm_tm_chan *pcm_tm_chan(const struct pcm_tm *tm, u32 c)
+{
+	return (struct pcm_tm_chan *)(tm->chans + c * tm->chan_stride);
 }
 
 bool pcm_tm_active(const struct pcm_tm_params *p);
 struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row);
 u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps);
 void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
-		 u64 *rank_busy, u64 *bus_busy, u64 *tag_free);
+		 void *chans, u64 *tag_free);
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p);
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res);

@@ -282,8 +282,7 @@ static u64 model_request(struct model *m, u64 t, bool write, u64 pos, u64 bytes)
 
 static void model_free(struct model *m)
 {
-	free(m->tm.rank_busy);
-	free(m->tm.bus_busy);
+	free(m->tm.chans);
 	free(m->tm.tag_free);
 	free(m->regs);
 	free(m->feistel);
@@ -294,11 +293,10 @@ static void model_free(struct model *m)
 static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical_rows)
 {
 	struct pcm_tm_params p;
-	u32 ranks, buses, tags, d;
+	u32 d;
 
 	memset(m, 0, sizeof(*m));
 	pcm_config_timing(cfg, &p);
-	pcm_tm_sizes(&p, &ranks, &buses, &tags);
 	m->domains = cfg->val[PCM_DOMAINS];
 	m->logical_rows = logical_rows;
 	m->gap_interval = cfg->val[PCM_GAP_INTERVAL];
@@ -308,13 +306,12 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
 	m->feistel = calloc(m->domains, sizeof(*m->feistel));
 	m->rows = calloc(m->domains, sizeof(u64));
 	m->writes = calloc(m->domains, sizeof(u64));
-	m->tm.rank_busy = calloc(ranks, sizeof(u64));
-	m->tm.bus_busy = calloc(buses, sizeof(u64));
+	m->tm.chans = calloc(1, pcm_tm_chans_bytes(&p));
 	m->tm.tag_free = calloc(PCM_TM_MAX_TAGS, sizeof(u64));
-	if (!m->regs || !m->feistel || !m->rows || !m->writes || !m->tm.rank_busy ||
-	    !m->tm.bus_busy || !m->tm.tag_free)
+	if (!m->regs || !m->feistel || !m->rows || !m->writes || !m->tm.chans ||
+	    !m->tm.tag_free)
 		return -ENOMEM;
-	pcm_tm_init(&m->tm, &p, m->tm.rank_busy, m->tm.bus_busy, m->tm.tag_free);
+	pcm_tm_init(&m->tm, &p, m->tm.chans, m->tm.tag_free);
 	for (d = 0; d < m->domains; d++) {
 		m->rows[d] = pcm_sg_domain_rows(logical_rows, m->domains, d);
 		pcm_sg_init(&m->regs[d], m->rows[d]);

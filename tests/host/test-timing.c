@@ -8,8 +8,7 @@
 #include "../../dm-pcm/pcm-timing.h"
 #include "tap.h"
 
-static u64 rank_busy[PCM_TM_MAX_CHANNELS * PCM_TM_MAX_RANKS];
-static u64 bus_busy[PCM_TM_MAX_CHANNELS];
+static u8 chans[PCM_TM_MAX_CHANNELS * (SMP_CACHE_BYTES + 8 * PCM_TM_MAX_RANKS)];
 static u64 tag_free[PCM_TM_MAX_TAGS];
 static struct pcm_tm tm;
 
@@ -26,7 +25,13 @@ static struct pcm_tm_params base(void)
 
 static void init(const struct pcm_tm_params *p)
 {
-	pcm_tm_init(&tm, p, rank_busy, bus_busy, tag_free);
+	check(pcm_tm_chans_bytes(p) <= sizeof(chans), "channels fit");
+	pcm_tm_init(&tm, p, chans, tag_free);
+}
+
+static u64 bus(u32 c)
+{
+	return pcm_tm_chan(&tm, c)->bus_busy;
 }
 
 /* One request of one piece: its modeled latency. */
@@ -139,6 +144,31 @@ static void test_front_end(void)
 	check(r[7].done == 8 * (700 + 2048) + 20480 + 100000, "writes %llu", r[7].done);
 }
 
+/*
+ * A stage that takes no time delays nothing: with no command time and no
+ * host rate, a write is not queued behind the front-end slot a read on
+ * another channel reserved for later (the read's data is still on its
+ * rank), and with tags and the write cache off no request waits on
+ * anything but its own channel.
+ */
+static void test_free_stage(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_result r;
+
+	p.cmd_ns = 0;
+	p.host_mbps = 0;
+	p.channels = 2;
+	init(&p);
+	one(0, false, 0, 4096, false, NULL);
+	check(one(0, true, 1, 4096, false, &r) == 20480 + 100000,
+	      "write on the other channel: %llu", r.done);
+	check(atomic64_read(&tm.front_busy) == 0, "the front end was never touched");
+	check(pcm_tm_chan(&tm, 0)->rank_busy[0] == 1000 &&
+	      pcm_tm_chan(&tm, 1)->rank_busy[0] == 20480 + 100000,
+	      "each request only on its channel's rank");
+}
+
 /* Writes to one rank serialize; on different channels they overlap. */
 static void test_parallel_writes(void)
 {
@@ -182,10 +212,9 @@ static void test_pieces(void)
 	init(&p);
 	rq.offset = 2048;
 	pcm_tm_submit(&tm, &rq, &r);
-	check(tm.bus_busy[0] == 1000 + 5120 && tm.bus_busy[1] == 1000 + 10240 &&
-	      tm.bus_busy[2] == 1000 + 5120 && tm.bus_busy[3] == 0,
-	      "buses %llu %llu %llu %llu", tm.bus_busy[0], tm.bus_busy[1],
-	      tm.bus_busy[2], tm.bus_busy[3]);
+	check(bus(0) == 1000 + 5120 && bus(1) == 1000 + 10240 &&
+	      bus(2) == 1000 + 5120 && bus(3) == 0,
+	      "buses %llu %llu %llu %llu", bus(0), bus(1), bus(2), bus(3));
 	check(r.done == 1000 + 10240, "done %llu", r.done);
 }
 
@@ -336,6 +365,7 @@ int main(void)
 	RUN(test_qd1_formula);
 	RUN(test_read_behind_write);
 	RUN(test_front_end);
+	RUN(test_free_stage);
 	RUN(test_parallel_writes);
 	RUN(test_pieces);
 	RUN(test_gap_move);

@@ -3,10 +3,11 @@
 # The timing model on the data path: completions held until their modeled
 # instant and never earlier, "set" changing it live, one rank serializing
 # while channels overlap, tags, early completion and a read behind it, a
-# gap move holding its rank, data intact with the model on, and refusals
-# that change nothing.  Behaviour, not speed: fio's latencies are checked
-# against lower bounds only, the rest against the model's own figures in
-# status, which do not depend on how fast this machine is.
+# gap move holding its rank, data intact with the model on, two CPUs
+# racing "set", and refusals that change nothing.  Behaviour, not speed:
+# fio's latencies are checked against lower bounds only, the rest against
+# the model's own figures in status, which do not depend on how fast this
+# machine is.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 64 || skip_all "brd not available"
@@ -151,6 +152,34 @@ expect "gap moves were made" test "$(field td gap_moves)" -gt 0
 expect "ext4: mkfs, then fsck -fn clean" \
 	bash -c "mkfs.ext4 -q -F /dev/mapper/td && fsck.ext4 -fn /dev/mapper/td >/dev/null"
 dmsetup remove td
+
+# --- two CPUs at once: channels lock apart, "set" races the data path ---
+# Tags and the write cache switch on and off under I/O, moving requests
+# between the per-channel path and the model's lock; data must verify and
+# every completion be counted once across the CPUs' figures.
+wipe_meta /dev/ram0
+pcm_create tp /dev/ram0 channels:4 ranks:2 read_ns:3000 write_ns:8000 cmd_ns:500 \
+	host_mbps:4000 gap_interval:16
+dmsetup message tp 0 stats reset
+(
+	for i in $(seq 40); do
+		dmsetup message tp 0 set tags $((i % 3 * 8))
+		dmsetup message tp 0 set write_cache $((i % 2 * 65536))
+		dmsetup message tp 0 set read_ns $((2000 + i * 50))
+	done
+) &
+setter=$!
+expect "fio verify, two jobs on two CPUs while set changes tags, cache and read_ns" \
+	run_fio --name=p --filename=/dev/mapper/tp --rw=randrw --bssplit=4k/70:32k/30 \
+	--iodepth=16 --numjobs=2 --size=4M --offset_increment=4M --verify=crc32c \
+	--verify_fatal=1
+wait "$setter"
+expect "gap moves were made" test "$(field tp gap_moves)" -gt 0
+done_n=$(dmsetup message tp 0 lateness | sed 's/.*completions://')
+expect_eq "each completion counted once: lateness total = held + late" "$done_n" \
+	"$(($(field tp held) + $(field tp late)))"
+expect "and there were completions" test "$done_n" -gt 1000
+dmsetup remove tp
 
 # --- bad timing words and set values are refused, nothing changes ---
 wipe_meta /dev/ram0

@@ -106,6 +106,9 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 #define min(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a < __b ? __a : __b; })
 #define max(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a > __b ? __a : __b; })
 #define min_t(t, a, b)		min((t)(a), (t)(b))
+#define max_t(t, a, b)		max((t)(a), (t)(b))
+#define ALIGN(x, a)		(((x) + (a) - 1) / (a) * (a))
+#define SMP_CACHE_BYTES		64
 #define swap(a, b)		do { __typeof__(a) __t = (a); (a) = (b); (b) = __t; } while (0)
 
 #define __printf(a, b)		__attribute__((format(printf, a, b)))
@@ -147,6 +150,42 @@ static inline int kstrtoull(const char *s, unsigned int base, unsigned long long
 	if (*end == '\n')
 		end++;
 	return *end ? -EINVAL : 0;
+}
+
+/*
+ * Locks and atomics: the host programs are single-threaded, so a lock
+ * only checks that it is never taken twice (a missing unlock or a nested
+ * channel lock fails the test run instead of passing unseen).
+ */
+typedef struct { int held; } spinlock_t;
+#define spin_lock_init(l)	((l)->held = 0)
+#define spin_lock(l)		pcm_shim_lock(&(l)->held, 1)
+#define spin_unlock(l)		pcm_shim_lock(&(l)->held, 0)
+
+static inline void pcm_shim_lock(int *held, int take)
+{
+	if (*held == take) {
+		fprintf(stderr, "shim: %s a lock that is %s\n", take ? "taking" : "releasing",
+			take ? "held" : "free");
+		abort();
+	}
+	*held = take;
+}
+
+typedef struct { unsigned int seq; } seqcount_spinlock_t;
+#define seqcount_spinlock_init(s, l)	((void)(l), (s)->seq = 0)
+#define read_seqcount_begin(s)		((s)->seq)
+#define read_seqcount_retry(s, start)	((s)->seq != (start))
+#define write_seqcount_begin(s)		((s)->seq++)
+#define write_seqcount_end(s)		((s)->seq++)
+
+typedef struct { s64 counter; } atomic64_t;
+#define atomic64_read(v)		((v)->counter)
+#define atomic64_set(v, i)		((v)->counter = (i))
+static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
+{
+	return __atomic_compare_exchange_n(&v->counter, old, new, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
 #endif
