@@ -16,6 +16,7 @@
  * the model's lock only if tags or a write cache are set: those are the
  * whole device's); the figures status shows are counted per CPU.
  */
+#include <linux/highmem.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
@@ -109,6 +110,28 @@ static void pcm_cpu_raise(u64 __percpu *m, u64 v)
 	}
 }
 
+/*
+ * Whether a write carries only zeros: programming zeros (RESET) is what
+ * zero_write_ns times.  Only looked at while zero_write_ns is set; stops
+ * at the first byte that is not zero.
+ */
+static bool bio_is_zeros(struct bio *bio)
+{
+	struct bvec_iter iter;
+	struct bio_vec bv;
+	bool zero = true;
+
+	bio_for_each_segment(bv, bio, iter) {
+		void *p = kmap_local_page(bv.bv_page);
+
+		zero = !memchr_inv(p + bv.bv_offset, 0, bv.bv_len);
+		kunmap_local(p);
+		if (!zero)
+			break;
+	}
+	return zero;
+}
+
 /* Charge the remapped @bio, arriving now; end_io holds it until io->deadline. */
 void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
@@ -132,6 +155,9 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	} else {
 		rq.row = rel >> shift;
 		rq.offset = (rel & ((1U << shift) - 1)) << SECTOR_SHIFT;
+		if (bio_op(bio) == REQ_OP_WRITE &&
+		    READ_ONCE(pc->live.val[PCM_ZERO_WRITE_NS]))
+			rq.zero = bio_is_zeros(bio);
 	}
 	pcm_tm_submit(&t->tm, &rq, &res);
 	lat = res.done - rq.arrival;

@@ -104,6 +104,23 @@ expect "a read of its rank waits for the program it left running" \
 	test "$(field tw read_lat_max_ns)" -gt 1000
 dmsetup remove tw
 
+# --- zeros program in zero_write_ns, any other data in write_ns ---
+wipe_meta /dev/ram0
+pcm_create tz /dev/ram0 write_ns:20000000 zero_write_ns:1000000 gap_interval:0
+# write_lat DATA-COMMAND: the model's latency of one 4 KiB direct write of its output
+write_lat() {
+	dmsetup message tz 0 stats reset
+	"$@" | dd of=/dev/mapper/tz bs=4k count=1 oflag=direct iflag=fullblock status=none
+	field tz write_lat_max_ns
+}
+expect_eq "a write of zeros programs in zero_write_ns" "$(write_lat head -c 4096 /dev/zero)" 1000000
+expect_eq "a write of data programs in write_ns" "$(write_lat head -c 4096 /dev/urandom)" 20000000
+expect_eq "one byte that is not zero, the last: write_ns" \
+	"$(write_lat bash -c 'head -c 4095 /dev/zero; printf x')" 20000000
+dmsetup message tz 0 set zero_write_ns 0
+expect_eq "zero_write_ns 0: zeros program in write_ns" "$(write_lat head -c 4096 /dev/zero)" 20000000
+dmsetup remove tz
+
 # --- one rank serializes, four channels overlap ---
 # 4 writes submitted together: rows 0, 4, 8, 12 share channel 0; rows 0-3 do not
 wipe_meta /dev/ram0
