@@ -153,10 +153,50 @@ static inline int kstrtoull(const char *s, unsigned int base, unsigned long long
 }
 
 /*
- * Locks and atomics: the host programs are single-threaded, so a lock
- * only checks that it is never taken twice (a missing unlock or a nested
- * channel lock fails the test run instead of passing unseen).
+ * Locks and atomics.  The host programs are single-threaded, except
+ * test-timing-threads (PCM_SHIM_THREADS, built with ThreadSanitizer).
+ * Single-threaded, a lock only checks that it is never taken twice (a
+ * missing unlock or a nested channel lock fails the run instead of
+ * passing unseen); threaded, it is an error-checking pthread mutex.
  */
+#ifdef PCM_SHIM_THREADS
+#include <pthread.h>
+
+typedef struct { pthread_mutex_t m; } spinlock_t;
+
+static inline void spin_lock_init(spinlock_t *l)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(&l->m, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static inline void pcm_shim_check(int err, const char *what)
+{
+	if (err) {
+		fprintf(stderr, "shim: %s: %s\n", what, strerror(err));
+		abort();
+	}
+}
+
+#define spin_lock(l)		pcm_shim_check(pthread_mutex_lock(&(l)->m), "spin_lock")
+#define spin_unlock(l)		pcm_shim_check(pthread_mutex_unlock(&(l)->m), "spin_unlock")
+
+/*
+ * A reader holds the seqcount's lock instead of retrying: the kernel's
+ * lock-free read of a struct that a writer may be changing is a data race
+ * by ThreadSanitizer's rules, and what this build tests is the rest.
+ */
+typedef struct { spinlock_t *lock; } seqcount_spinlock_t;
+#define seqcount_spinlock_init(s, l)	((s)->lock = (l))
+#define read_seqcount_begin(s)		(spin_lock((s)->lock), 0U)
+#define read_seqcount_retry(s, start)	((void)(start), spin_unlock((s)->lock), 0)
+#define write_seqcount_begin(s)		((void)(s))
+#define write_seqcount_end(s)		((void)(s))
+#else
 typedef struct { int held; } spinlock_t;
 #define spin_lock_init(l)	((l)->held = 0)
 #define spin_lock(l)		pcm_shim_lock(&(l)->held, 1)
@@ -178,10 +218,11 @@ typedef struct { unsigned int seq; } seqcount_spinlock_t;
 #define read_seqcount_retry(s, start)	((s)->seq != (start))
 #define write_seqcount_begin(s)		((s)->seq++)
 #define write_seqcount_end(s)		((s)->seq++)
+#endif
 
 typedef struct { s64 counter; } atomic64_t;
-#define atomic64_read(v)		((v)->counter)
-#define atomic64_set(v, i)		((v)->counter = (i))
+#define atomic64_read(v)	__atomic_load_n(&(v)->counter, __ATOMIC_RELAXED)
+#define atomic64_set(v, i)	__atomic_store_n(&(v)->counter, (i), __ATOMIC_RELAXED)
 static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
 {
 	return __atomic_compare_exchange_n(&v->counter, old, new, false,
