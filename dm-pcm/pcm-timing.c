@@ -21,11 +21,45 @@ struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row)
 	return (struct pcm_tm_loc){ .channel = ch, .rank = rk };
 }
 
+/* Whether a stage varies at all: otherwise it draws nothing. */
+bool pcm_tm_var_active(const struct pcm_tm_var *v)
+{
+	return v->jitter_ns || (v->retries && v->retry_ppm && v->retry_ns);
+}
+
 /* Whether the model can delay anything: otherwise callers skip it. */
 bool pcm_tm_active(const struct pcm_tm_params *p)
 {
 	return p->read_ns || p->write_ns || p->zero_write_ns || p->cmd_ns ||
-	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags;
+	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags ||
+	       pcm_tm_var_active(&p->read_var) || pcm_tm_var_active(&p->write_var);
+}
+
+/*
+ * What a stage adds to its fixed time this once (struct pcm_tm_var): a
+ * jitter, then failed iterations one draw each, so that the count is
+ * geometric without a logarithm.  At most 1 + PCM_TM_MAX_RETRIES draws.
+ */
+u64 pcm_tm_draw(struct rnd_state *rnd, const struct pcm_tm_var *v)
+{
+	u64 ns = 0;
+	u32 k;
+
+	if (v->jitter_ns)
+		ns = pcm_rand_upto(rnd, v->jitter_ns);
+	if (!v->retry_ns || !v->retry_ppm)
+		return ns;
+	for (k = 0; k < v->retries && pcm_rand_ppm(rnd, v->retry_ppm); k++)
+		ns += v->retry_ns;
+	return ns;
+}
+
+/* A stage of @ns on channel @ch: varied, when @v says so. */
+static u64 stage(struct pcm_tm_chan *ch, u64 ns, const struct pcm_tm_var *v)
+{
+	if (!pcm_tm_var_active(v))
+		return ns;
+	return ns + pcm_tm_draw(&ch->rnd, v);
 }
 
 /* Nanoseconds to move @bytes at @mbps (10^6 bytes/s), rounded up; 0: free. */
@@ -93,13 +127,18 @@ void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	tm->chans = chans;
 	tm->chan_stride = pcm_tm_chan_stride(p);
 	memset(chans, 0, pcm_tm_chans_bytes(p));
-	for (c = 0; c < p->channels; c++)
+	for (c = 0; c < p->channels; c++) {
 		spin_lock_init(&pcm_tm_chan(tm, c)->lock);
+		pcm_rand_stream(&pcm_tm_chan(tm, c)->rnd, p->seed, PCM_RAND_TIMING + c);
+	}
 	tm->tag_free = tag_free;
 	tags_rebuild(tm, 0, p->tags);
 }
 
-/* New timing for new requests; the geometry stays what init gave. */
+/*
+ * New timing for new requests; the geometry and the seed stay what init
+ * gave (the streams go on: a reload starts them again).
+ */
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 {
 	struct pcm_tm_params n = *p;
@@ -108,6 +147,7 @@ void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 	n.channels = tm->p.channels;
 	n.ranks = tm->p.ranks;
 	n.stripe_rows = tm->p.stripe_rows;
+	n.seed = tm->p.seed;
 	write_seqcount_begin(&tm->seq);
 	tm->p = n;
 	write_seqcount_end(&tm->seq);
@@ -256,7 +296,7 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 	u64 ready;
 
 	spin_lock(&ch->lock);
-	ready = occupy(&ch->rank_busy[at.rank], t, p->read_ns);
+	ready = occupy(&ch->rank_busy[at.rank], t, stage(ch, p->read_ns, &p->read_var));
 	ready = pass(&ch->bus_busy, t + p->read_ns, ready,
 		     pcm_tm_xfer_ns(bytes, p->read_mbps));
 	spin_unlock(&ch->lock);
@@ -280,7 +320,7 @@ static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	spin_lock(&ch->lock);
 	*in_ctrl = pass(&ch->bus_busy, reserve, t,
 			pcm_tm_xfer_ns(bytes, p->write_mbps));
-	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, prog);
+	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, stage(ch, prog, &p->write_var));
 	spin_unlock(&ch->lock);
 	return done;
 }

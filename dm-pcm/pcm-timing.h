@@ -10,7 +10,10 @@
  * A read occupies its rank for read_ns, then its channel's bus for
  * bytes / read_mbps, then the front end; a write occupies the front end,
  * then the bus for bytes / write_mbps, then its rank for write_ns (or
- * zero_write_ns).  The front end (the controller's command processing
+ * zero_write_ns).  A rank's read and program times may vary (struct
+ * pcm_tm_var): a seeded draw per row, from the channel's own random
+ * stream, adds a bounded jitter and program-and-verify (or re-read)
+ * iterations.  The front end (the controller's command processing
  * and DMA over the host link) serves one request at a time, for cmd_ns
  * plus bytes / host_mbps: so a small request costs the device cmd_ns
  * plus its transfer, as Onyx's 512 B and 4 KB read rates show.  Every
@@ -38,6 +41,8 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
+#include "pcm-rand.h"
+
 #define PCM_TM_MAX_CHANNELS	64
 #define PCM_TM_MAX_RANKS	64
 #define PCM_TM_MAX_TAGS		1024
@@ -45,6 +50,24 @@
 #define PCM_TM_MAX_NS		1000000000ULL	/* a stage: 1 s */
 #define PCM_TM_MAX_MBPS		1000000ULL	/* 1 TB/s */
 #define PCM_TM_MAX_CACHE	BIT_ULL(30)	/* write cache: 1 GiB */
+#define PCM_TM_MAX_RETRIES	64	/* iterations a stage may add */
+#define PCM_TM_PPM		1000000	/* probabilities: per million */
+
+/*
+ * How a rank's stage (a read, a program) varies from one row to the next:
+ * it takes its fixed time, plus a jitter uniform in [0, @jitter_ns], plus
+ * @retry_ns for each extra iteration.  An iteration fails (the cells did
+ * not verify, the data did not decode) with probability @retry_ppm per
+ * million, independently, and the controller gives up after @retries
+ * extra ones: the count is geometric, truncated at @retries.  All zero:
+ * the stage always takes its fixed time, and draws nothing.
+ */
+struct pcm_tm_var {
+	u64 jitter_ns;
+	u64 retry_ns;
+	u32 retry_ppm;
+	u32 retries;
+};
 
 /* What a preset or the table line sets; 0 rates and counts: unlimited. */
 struct pcm_tm_params {
@@ -56,6 +79,8 @@ struct pcm_tm_params {
 	u64 host_mbps;			/* the host link */
 	u64 write_cache;		/* bytes; 0: no cache */
 	bool early;			/* completion:early */
+	struct pcm_tm_var read_var, write_var;	/* the ranks' stages */
+	u64 seed;			/* the channels' random streams */
 };
 
 struct pcm_tm_cache_slot {
@@ -65,7 +90,8 @@ struct pcm_tm_cache_slot {
 
 /* A channel: its bus and its ranks, on cache lines of their own. */
 struct pcm_tm_chan {
-	spinlock_t lock;		/* @bus_busy and @rank_busy */
+	spinlock_t lock;		/* @bus_busy, @rank_busy and @rnd */
+	struct rnd_state rnd;		/* stream PCM_RAND_TIMING + channel */
 	u64 bus_busy;
 	u64 rank_busy[];		/* [ranks] */
 };
@@ -133,6 +159,8 @@ static inline struct pcm_tm_chan *pcm_tm_chan(const struct pcm_tm *tm, u32 c)
 }
 
 bool pcm_tm_active(const struct pcm_tm_params *p);
+bool pcm_tm_var_active(const struct pcm_tm_var *v);
+u64 pcm_tm_draw(struct rnd_state *rnd, const struct pcm_tm_var *v);
 struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row);
 u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps);
 void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
