@@ -98,6 +98,14 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "write_cache", .unit = "bytes", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_CACHE, .runtime = true,
 	},
+	[PCM_CTRL_SLOTS] = {
+		.name = "ctrl_slots", .unit = "rows", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_SLOTS,
+	},
+	[PCM_XFER_SLOTS] = {
+		.name = "xfer_slots", .unit = "rows", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_SLOTS, .runtime = true,
+	},
 	[PCM_READ_JITTER_NS] = {
 		.name = "read_jitter_ns", .unit = "ns", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
@@ -160,6 +168,8 @@ static const struct pcm_preset_value preset_onyx[] = {
 	{ PCM_READ_MBPS, 156 },		/* read peak per DIMM pair */
 	{ PCM_WRITE_NS, 104000 },	/* 4 KB write, late: 179 us */
 	{ PCM_WRITE_MBPS, 59 },		/* 470 MB/s over 8 controllers */
+	{ PCM_CTRL_SLOTS, 7 },		/* early over late: +174 % at 512 B */
+	{ PCM_XFER_SLOTS, 15 },		/* and +32 % at 1 MB */
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -235,6 +245,8 @@ void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p)
 		.write_mbps = c->val[PCM_WRITE_MBPS],
 		.host_mbps = c->val[PCM_HOST_MBPS],
 		.write_cache = c->val[PCM_WRITE_CACHE],
+		.ctrl_slots = c->val[PCM_CTRL_SLOTS],
+		.xfer_slots = c->val[PCM_XFER_SLOTS],
 		.early = c->val[PCM_COMPLETION] == PCM_COMPLETION_EARLY,
 		.read_var = {
 			.jitter_ns = c->val[PCM_READ_JITTER_NS],

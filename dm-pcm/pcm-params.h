@@ -36,6 +36,8 @@ enum pcm_param {
 	PCM_TAGS,
 	PCM_COMPLETION,
 	PCM_WRITE_CACHE,
+	PCM_CTRL_SLOTS,		/* write buffers: a channel's, the front end's */
+	PCM_XFER_SLOTS,
 	PCM_READ_JITTER_NS,	/* the ranks' stages vary: struct pcm_tm_var */
 	PCM_READ_RETRY_NS,
 	PCM_READ_RETRY_PPM,

@@ -51,6 +51,7 @@
 #define PCM_TM_MAX_MBPS		1000000ULL	/* 1 TB/s */
 #define PCM_TM_MAX_CACHE	BIT_ULL(30)	/* write cache: 1 GiB */
 #define PCM_TM_MAX_RETRIES	64	/* iterations a stage may add */
+#define PCM_TM_MAX_SLOTS	256	/* rows a write buffer holds */
 #define PCM_TM_PPM		1000000	/* probabilities: per million */
 
 /*
@@ -78,6 +79,8 @@ struct pcm_tm_params {
 	u64 read_mbps, write_mbps;	/* per channel bus */
 	u64 host_mbps;			/* the host link */
 	u64 write_cache;		/* bytes; 0: no cache */
+	u32 ctrl_slots;			/* rows a channel buffers: needs a reload */
+	u32 xfer_slots;			/* rows the front end buffers */
 	bool early;			/* completion:early */
 	struct pcm_tm_var read_var, write_var;	/* the ranks' stages */
 	u64 seed;			/* the channels' random streams */
@@ -88,12 +91,15 @@ struct pcm_tm_cache_slot {
 	u64 bytes;
 };
 
-/* A channel: its bus and its ranks, on cache lines of their own. */
+/*
+ * A channel: its bus, its ranks and its write buffer, on cache lines of
+ * their own.  The buffer's slots follow the ranks in @rank_busy.
+ */
 struct pcm_tm_chan {
-	spinlock_t lock;		/* @bus_busy, @rank_busy and @rnd */
+	spinlock_t lock;		/* all of it */
 	struct rnd_state rnd;		/* stream PCM_RAND_TIMING + channel */
 	u64 bus_busy;
-	u64 rank_busy[];		/* [ranks] */
+	u64 rank_busy[];		/* [ranks], then [ctrl_slots]: a min-heap */
 };
 
 /*
@@ -109,6 +115,9 @@ struct pcm_tm {
 	size_t chan_stride;
 	u64 *tag_free;			/* [tags]: a min-heap of free instants */
 	u32 nr_tags;			/* heap size: tags in use */
+	/* the front end's write buffer: a min-heap of free instants */
+	u64 xfer_free[PCM_TM_MAX_SLOTS];
+	u32 nr_xfer;
 	/* write cache: its writes, a min-heap by the end of their programs */
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
 	u32 cache_len;
@@ -143,8 +152,8 @@ struct pcm_tm_loc {
 
 static inline size_t pcm_tm_chan_stride(const struct pcm_tm_params *p)
 {
-	return ALIGN(sizeof(struct pcm_tm_chan) + p->ranks * sizeof(u64),
-		     SMP_CACHE_BYTES);
+	return ALIGN(sizeof(struct pcm_tm_chan) +
+		     (p->ranks + p->ctrl_slots) * sizeof(u64), SMP_CACHE_BYTES);
 }
 
 /* Bytes of the channels' array pcm_tm_init() takes. */

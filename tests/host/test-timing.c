@@ -628,6 +628,86 @@ static void test_var_stage(void)
 	check(wlo == wr && whi == wr, "writes do not vary: %llu..%llu", wlo, whi);
 }
 
+/* A device whose buffers are all that delays a write's data. */
+static struct pcm_tm_params buffered(void)
+{
+	struct pcm_tm_params p = base();
+
+	p.ranks = 4;
+	p.cmd_ns = 0;
+	p.host_mbps = 0;
+	p.write_mbps = 0;
+	return p;
+}
+
+/*
+ * A channel's buffer holds ctrl_slots rows until their programs end:
+ * early completion gains only while it has room, and a program waits for
+ * a slot even on an idle rank.
+ */
+static void test_ctrl_buffer(void)
+{
+	struct pcm_tm_params p = buffered();
+	struct pcm_tm_result r;
+	u64 i;
+
+	p.early = true;
+	init(&p);
+	for (i = 0; i < 3; i++)
+		check(one(0, true, i, 4096, false, &r) == 0, "unbounded: write %llu at once", i);
+	p.ctrl_slots = 2;
+	init(&p);
+	check(one(0, true, 0, 4096, false, NULL) == 0, "1st write: a slot");
+	check(one(0, true, 1, 4096, false, NULL) == 0, "2nd write: a slot");
+	check(one(0, true, 2, 4096, false, NULL) == 100000,
+	      "3rd write waits for the 1st program to end");
+	check(one(0, true, 3, 4096, false, NULL) == 100000, "4th: the 2nd program's slot");
+	check(one(0, false, 3, 4096, false, NULL) == 200000 + 1000 + 10240,
+	      "the 4th program, from its slot, then a read of its rank");
+	p.early = false;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2 + 1) * 100000,
+		      "late write %llu: its program waits for a slot", i);
+	p.ctrl_slots = 3;
+	pcm_tm_set(&tm, &p);
+	check(tm.p.ctrl_slots == 2, "ctrl_slots needs a reload: %u", tm.p.ctrl_slots);
+}
+
+/*
+ * The front end's buffer holds a row until the write completes: early,
+ * once the row reached its controller; late, once it is programmed.
+ */
+static void test_xfer_buffer(void)
+{
+	struct pcm_tm_params p = buffered();
+	u64 i;
+
+	p.channels = 4;
+	p.ranks = 1;
+	p.write_mbps = 400;		/* 10240 ns a row over its bus */
+	p.xfer_slots = 2;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2) * 110240 + 110240,
+		      "late write %llu: a slot once a program ended", i);
+	p.early = true;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2 + 1) * 10240,
+		      "early write %llu: a slot once a row reached its controller", i);
+	/* "set" resizes it: unbounded, every channel's bus at once */
+	p.xfer_slots = 0;
+	pcm_tm_set(&tm, &p);
+	for (i = 0; i < 4; i++)
+		check(one(1000000, true, i, 4096, false, NULL) == 10240,
+		      "unbounded: write %llu at once", i);
+	p.xfer_slots = 1;
+	pcm_tm_set(&tm, &p);
+	check(one(2000000, true, 0, 4096, false, NULL) == 10240 &&
+	      one(2000000, true, 1, 4096, false, NULL) == 20480, "one slot: in turn");
+}
+
 int main(void)
 {
 	RUN(test_xfer);
@@ -648,5 +728,7 @@ int main(void)
 	RUN(test_var_streams);
 	RUN(test_var_off);
 	RUN(test_var_stage);
+	RUN(test_ctrl_buffer);
+	RUN(test_xfer_buffer);
 	return tap_done();
 }
