@@ -19,17 +19,22 @@
  * plus its transfer, as Onyx's 512 B and 4 KB read rates show.  Every
  * request first takes a tag (FIFO when all are in flight).  A write
  * completes when its data reached the controller (early) or when its
- * program ended (late); with a write cache it completes once the cache
- * admitted it, and each cached write leaves the cache when its program
- * ends (the cache holds at most PCM_TM_CACHE_SLOTS writes).  A gap move
+ * program ended (late).  A row waits for a slot of its channel's buffer
+ * (ctrl_slots) before its bus transfer and keeps it until its program
+ * ends; it waits for a slot of the front end's buffer (xfer_slots) after
+ * the front end and keeps it until the write completes.  With a write
+ * cache it completes once the cache admitted it, and each cached write
+ * leaves the cache when its program ends (the cache holds at most
+ * PCM_TM_CACHE_SLOTS writes).  A gap move
  * is a row read plus a row write on the ranks involved, and nothing else.
  *
  * Locking follows the hardware: each channel (its bus and ranks) has its
  * own lock, taken one at a time; the front end is one instant moved by
- * cmpxchg.  Tags and the write cache are shared by every request, so when
- * either is set requests also take the model's lock around the whole
- * charge (before any channel's).  The parameters change under a seqcount
- * and each request reads them once.
+ * cmpxchg.  Tags, the front end's write buffer and the write cache are
+ * shared by every request, so when any is set requests also take the
+ * model's lock around the whole charge (before any channel's).  A
+ * channel's write buffer and random stream are under its own lock.  The
+ * parameters change under a seqcount and each request reads them once.
  */
 #ifndef DM_PCM_TIMING_H
 #define DM_PCM_TIMING_H
