@@ -12,12 +12,13 @@
 #ifndef DM_PCM_RAND_H
 #define DM_PCM_RAND_H
 
+#include <linux/bitops.h>
 #include <linux/prandom.h>
 #include <linux/types.h>
 
 /* stream numbers: a base per user, plus the user's own index */
 #define PCM_RAND_TIMING		0ULL		/* + channel */
-#define PCM_RAND_ERRORS		(1ULL << 32)	/* reserved: the error model */
+#define PCM_RAND_ERRORS		BIT_ULL(32)	/* reserved: the error model */
 
 /* Seed @s as stream @stream of the device's @seed. */
 static inline void pcm_rand_stream(struct rnd_state *s, u64 seed, u64 stream)
