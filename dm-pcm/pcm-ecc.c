@@ -199,10 +199,10 @@ void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity)
 			   pcm_ecc_cw_len(g, i), parity + i * g->parity_bytes);
 }
 
-/* Flip bit @bit of @buf, lib/bch's numbering: byte bit / 8, bit bit % 8. */
-static void ecc_flip(u8 *buf, unsigned int bit)
+/* Flip bit @n of @buf in lib/bch's numbering: byte n / 8, bit n % 8. */
+static void ecc_flip(u8 *buf, unsigned int n)
 {
-	buf[bit / 8] ^= 1U << (bit % 8);
+	buf[n / 8] ^= 1U << (n % 8);
 }
 
 /*

@@ -9,6 +9,7 @@
 #include <linux/errno.h>
 #include <linux/bitops.h>
 #include <linux/math64.h>
+#include <linux/string.h>
 
 #include "pcm-errmodel.h"
 
@@ -54,9 +55,11 @@ int pcm_rber_parse(const char *str, u64 *e18)
 			esign = *s++ == '-' ? -1 : 1;
 		if (*s < '0' || *s > '9')
 			return -EINVAL;
-		for (; *s >= '0' && *s <= '9'; s++)
-			if ((e = e * 10 + *s - '0') > 999)
+		for (; *s >= '0' && *s <= '9'; s++) {
+			e = e * 10 + *s - '0';
+			if (e > 999)
 				return -ERANGE;
+		}
 	}
 	if (*s)
 		return -EINVAL;
@@ -65,11 +68,11 @@ int pcm_rber_parse(const char *str, u64 *e18)
 			return -ERANGE;
 		mant /= 10;
 	}
-	for (; mant && exp10 > 0; exp10--)
+	for (; mant && exp10 > 0; exp10--) {
 		if (mant > PCM_RBER_MAX / 10 + 1)
 			return -ERANGE;
-		else
-			mant *= 10;
+		mant *= 10;
+	}
 	if (mant > PCM_RBER_MAX)
 		return -ERANGE;
 	*e18 = mant;
@@ -248,7 +251,7 @@ u64 pcm_err_skip(const struct pcm_err_rate *rate, struct pcm_rng *rng, u64 limit
 
 /* ---- wear ------------------------------------------------------------------ */
 
-#define Q16(num, den)	((u32)(((u64)(num) * PCM_Q16 + (den) / 2) / (den)))
+#define Q16(num, den)	((u32)((u64)(num) * PCM_Q16 / (den)))
 
 /*
  * Curves of x = writes / endurance, linear between points, flat past the

@@ -80,14 +80,18 @@ struct pcm_wear_summary {
 	u64 hist[PCM_WEAR_HIST];
 };
 
-/* What the summary means for the device's life, per row. */
+/*
+ * What the summary means for the device's life, per row.  @remaining:
+ * the writes the device takes before its most worn rows reach endurance
+ * if wear keeps today's spread (U64_MAX: no write yet, or more than
+ * that); @remaining_ideal: the same if wear were perfectly even.
+ */
 struct pcm_wear_life {
 	u64 max;		/* writes, the most worn counter's rows */
 	u64 mean_milli;		/* writes x 1000, all rows */
 	u32 used_permille;	/* max / endurance, in 1/1000 (saturates) */
-	u64 remaining;		/* writes before max reaches endurance, at
-				 * today's spread (U64_MAX: no write yet) */
-	u64 remaining_ideal;	/* the same, if wear were perfectly even */
+	u64 remaining;
+	u64 remaining_ideal;
 };
 
 void pcm_wear_summary_init(struct pcm_wear_summary *s);
