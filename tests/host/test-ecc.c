@@ -221,7 +221,13 @@ static void test_every_accepted_code(void)
 
 	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
 		for (t = 1; t <= PCM_ECC_MAX_T; t++) {
-			if (geom(&g, cw, t, PCM_ECC_MAX_META) || seen[g.m][t])
+			if (geom(&g, cw, t, PCM_ECC_MAX_META))
+				continue;
+			/* m is the smallest field lib/bch takes for the longest codeword */
+			n = 8 * DIV_ROUND_UP(512, cw);
+			bad += g.m > 5 && (g.m - 1) * t < (1U << (g.m - 1)) - 1 &&
+			       n + (g.m - 1) * t <= (1U << (g.m - 1)) - 1;
+			if (seen[g.m][t])
 				continue;
 			seen[g.m][t] = true;
 			if (pcm_ecc_init(&e, &g)) {
@@ -247,6 +253,7 @@ static void test_every_accepted_code(void)
 		}
 	}
 	check(!bad && built > 300, "%ld failures, %ld codes built", bad, built);
+	check(seen[5][1] && seen[13][64], "the smallest and the largest field not built");
 }
 
 /* Each layout: clean sectors decode clean, and zeros are a codeword. */
