@@ -186,17 +186,28 @@ void pcm_ecc_exit(struct pcm_ecc *e)
 	e->errloc = NULL;
 }
 
+/*
+ * Parity of codeword @cw of a sector (@data and @parity are the sector's):
+ * what a read that finds errors in one codeword needs, when the parity is
+ * computed from the data the backing device holds rather than read.
+ */
+void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity)
+{
+	const struct pcm_ecc_geom *g = &e->geom;
+	u8 *p = parity + cw * g->parity_bytes;
+
+	/* bch_encode() adds to what the buffer holds */
+	memset(p, 0, g->parity_bytes);
+	bch_encode(e->bch, data + pcm_ecc_cw_start(g, cw), pcm_ecc_cw_len(g, cw), p);
+}
+
 /* Parity of one sector's 512 bytes into @parity (codewords x parity_bytes). */
 void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity)
 {
-	const struct pcm_ecc_geom *g = &e->geom;
 	unsigned int i;
 
-	/* bch_encode() adds to what the buffer holds */
-	memset(parity, 0, pcm_ecc_sector_parity(g));
-	for (i = 0; i < g->codewords; i++)
-		bch_encode(e->bch, data + pcm_ecc_cw_start(g, i),
-			   pcm_ecc_cw_len(g, i), parity + i * g->parity_bytes);
+	for (i = 0; i < e->geom.codewords; i++)
+		pcm_ecc_encode_cw(e, i, data, parity);
 }
 
 /* Flip bit @n of @buf in lib/bch's numbering: byte n / 8, bit n % 8. */

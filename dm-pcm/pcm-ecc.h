@@ -76,6 +76,7 @@ int pcm_ecc_geom_unpack(struct pcm_ecc_geom *g, u64 word);
 
 int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g);
 void pcm_ecc_exit(struct pcm_ecc *e);
+void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity);
 void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity);
 int pcm_ecc_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *parity);
 int pcm_ecc_decode_sector(struct pcm_ecc *e, u8 *data, u8 *parity,
@@ -94,6 +95,12 @@ static inline unsigned int pcm_ecc_cw_len(const struct pcm_ecc_geom *g,
 					  unsigned int cw)
 {
 	return pcm_ecc_cw_start(g, cw + 1) - pcm_ecc_cw_start(g, cw);
+}
+
+/* The codeword holding byte @byte (0..511) of a sector: pcm_ecc_cw_start()'s inverse. */
+static inline unsigned int pcm_ecc_cw_of(const struct pcm_ecc_geom *g, unsigned int byte)
+{
+	return (byte * g->codewords + g->codewords - 1) / PCM_ECC_SECTOR;
 }
 
 /* Parity bytes one sector uses (at the start of its metadata). */

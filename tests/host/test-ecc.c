@@ -72,7 +72,7 @@ static void test_layouts(void)
 	      "onyx: one codeword per 8-byte word");
 }
 
-/* Codewords tile the sector: contiguous, lengths within one byte. */
+/* Codewords tile the sector: contiguous, lengths within one byte; pcm_ecc_cw_of() inverts. */
 static void test_split(void)
 {
 	struct pcm_ecc_geom g = { 0 };
@@ -90,6 +90,14 @@ static void test_split(void)
 			hi = max(hi, pcm_ecc_cw_len(&g, i));
 		}
 		bad += end != 512 || hi - lo > 1 || hi != DIV_ROUND_UP(512, cw);
+	}
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		g.codewords = cw;
+		for (i = 0; i < 512; i++) {
+			end = pcm_ecc_cw_of(&g, i);
+			bad += end >= cw || i < pcm_ecc_cw_start(&g, end) ||
+			       i >= pcm_ecc_cw_start(&g, end) + pcm_ecc_cw_len(&g, end);
+		}
 	}
 	check(!bad, "%ld bad splits", bad);
 	g.codewords = 6;
@@ -277,6 +285,15 @@ static void test_round_trip(void)
 			check(pcm_ecc_decode_sector(&e, data, par, &failed) == 0 && !failed &&
 			      !memcmp(data, truth, 512), "%s: clean sector", l->name);
 		}
+		fill(truth, 512);
+		pcm_ecc_encode_sector(&e, truth, par);
+		for (i = 0; i < (int)g.codewords; i++) {	/* one codeword alone: the same */
+			memset(zero, 0xa5, sizeof(zero));
+			pcm_ecc_encode_cw(&e, i, truth, zero);
+			check(!memcmp(zero + i * g.parity_bytes, par + i * g.parity_bytes,
+				      g.parity_bytes), "%s: codeword %d's parity", l->name, i);
+		}
+		memset(zero, 0, sizeof(zero));
 		memset(data, 0, 512);
 		pcm_ecc_encode_sector(&e, data, par);
 		check(!memcmp(par, zero, pcm_ecc_sector_parity(&g)), "%s: zeros' parity", l->name);
