@@ -102,6 +102,18 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 	return dividend / divisor;
 }
 
+static inline u64 div64_u64_rem(u64 dividend, u64 divisor, u64 *remainder)
+{
+	*remainder = dividend % divisor;
+	return dividend / divisor;
+}
+
+/* (a * mul) / div with a 128-bit product; the quotient must fit 64 bits */
+static inline u64 mul_u64_u64_div_u64(u64 a, u64 mul, u64 div)
+{
+	return (u64)(((unsigned __int128)a * mul) / div);
+}
+
 /* include/linux/minmax.h, without its type checks: each argument once */
 #define min(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a < __b ? __a : __b; })
 #define max(a, b)		({ __typeof__(a) __a = (a); __typeof__(b) __b = (b); __a > __b ? __a : __b; })
@@ -110,6 +122,61 @@ static inline u64 div64_u64(u64 dividend, u64 divisor)
 #define ALIGN(x, a)		(((x) + (a) - 1) / (a) * (a))
 #define SMP_CACHE_BYTES		64
 #define swap(a, b)		do { __typeof__(a) __t = (a); (a) = (b); (b) = __t; } while (0)
+
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define U32_MAX			UINT32_MAX
+
+/* bitops: 1-based index of the highest set bit, 0 for none */
+static inline int fls(unsigned int x)
+{
+	return x ? 32 - __builtin_clz(x) : 0;
+}
+
+static inline int fls64(u64 x)
+{
+	return x ? 64 - __builtin_clzll(x) : 0;
+}
+
+static inline u8 bitrev8(u8 b)
+{
+	b = (b & 0xf0) >> 4 | (b & 0x0f) << 4;
+	b = (b & 0xcc) >> 2 | (b & 0x33) << 2;
+	return (b & 0xaa) >> 1 | (b & 0x55) << 1;
+}
+
+#define cpu_to_be32(x)		__builtin_bswap32(x)
+
+/* math64.h, as on 64-bit kernels (CONFIG_ARCH_SUPPORTS_INT128) */
+static inline u64 mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
+{
+	return (u64)(((unsigned __int128)a * mul) >> shift);
+}
+
+static inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
+{
+	return (u64)(((unsigned __int128)a * mul) >> shift);
+}
+
+/*
+ * Allocation, module and warning macros for lib/bch.c and its users.  A
+ * WARN_ON that fires is a bug: the host build stops there.
+ */
+#define GFP_KERNEL		0
+#define kmalloc(size, gfp)	((void)(gfp), malloc(size))
+#define kzalloc(size, gfp)	((void)(gfp), calloc(1, size))
+#define kcalloc(n, size, gfp)	((void)(gfp), calloc(n, size))
+#define kfree(p)		free(p)
+#define printk(...)		fprintf(stderr, __VA_ARGS__)
+#define KERN_ERR		""
+#define EXPORT_SYMBOL_GPL(sym)
+#define MODULE_LICENSE(s)
+#define MODULE_AUTHOR(s)
+#define MODULE_DESCRIPTION(s)
+#define WARN_ON(c)		({ int __w = !!(c); if (__w) { \
+				   fprintf(stderr, "WARN_ON(%s) at %s:%d\n", #c, __FILE__, __LINE__); \
+				   abort(); } __w; })
+#define unlikely(c)		__builtin_expect(!!(c), 0)
+#define likely(c)		__builtin_expect(!!(c), 1)
 
 #define __printf(a, b)		__attribute__((format(printf, a, b)))
 

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * BCH ECC over 512-byte sectors with the kernel's lib/bch (DESIGN.md
+ * section 7).  Pure logic shared by the module and the host unit tests,
+ * which compile lib/bch.c itself.
+ *
+ * A sector's 512 data bytes are cut into @codewords codewords, codeword i
+ * holding bytes [i * 512 / codewords, (i + 1) * 512 / codewords): lengths
+ * differ by one byte at most (PSS's 6 codewords: 85 or 86 bytes).  Each
+ * codeword is a shortened binary BCH code over GF(2^m) correcting @t bits;
+ * m is the smallest field lib/bch accepts for the longest codeword.  Its
+ * parity takes DIV_ROUND_UP(m * t, 8) bytes; the codewords' parities sit
+ * back to back at the start of the sector's @meta_bytes of metadata, the
+ * rest of which is spare.
+ *
+ * The code is linear, so all-zero data with all-zero parity is a codeword:
+ * a freshly zeroed device decodes without errors, no erased-state masking.
+ *
+ * One struct pcm_ecc owns one lib/bch instance, which is not reentrant
+ * (its scratch buffers live in it): one per worker, never shared.
+ */
+#ifndef DM_PCM_ECC_H
+#define DM_PCM_ECC_H
+
+#include <linux/types.h>
+
+#define PCM_ECC_SECTOR		512
+#define PCM_ECC_MAX_CODEWORDS	256	/* 2 data bytes each */
+#define PCM_ECC_MAX_T		64	/* lib/bch's BCH_MAX_T */
+#define PCM_ECC_MAX_META	512	/* metadata bytes per sector */
+
+/*
+ * The ECC layout, the part of the superblock's geometry that decides
+ * where every bit is: fixed-width fields, packed into one 64-bit word by
+ * pcm_ecc_geom_pack().
+ */
+struct pcm_ecc_geom {
+	u16 codewords;		/* per 512-byte sector */
+	u16 meta_bytes;		/* metadata bytes per sector */
+	u8 t;			/* bits corrected per codeword */
+	u8 m;			/* GF(2^m), derived */
+	u8 parity_bytes;	/* per codeword, derived: DIV_ROUND_UP(m * t, 8) */
+};
+
+/* A named layout from a paper (the derivations: see pcm-ecc.c). */
+struct pcm_ecc_layout {
+	const char *name;
+	u16 codewords;
+	u8 t;
+	u16 meta_bytes;
+};
+
+extern const struct pcm_ecc_layout pcm_ecc_layouts[];
+
+struct bch_control;
+
+struct pcm_ecc {
+	struct pcm_ecc_geom geom;
+	struct bch_control *bch;
+	unsigned int *errloc;	/* t slots, for bch_decode() */
+};
+
+/* What decoding a codeword or a sector did, against the truth. */
+enum pcm_ecc_outcome {
+	PCM_ECC_CLEAN,		/* no error seen, data right */
+	PCM_ECC_CORRECTED,	/* errors corrected, data right */
+	PCM_ECC_UNCORRECTABLE,	/* the decoder refused: -EBADMSG */
+	PCM_ECC_SILENT,		/* the decoder said good, the data is wrong */
+};
+
+int pcm_ecc_geom_init(struct pcm_ecc_geom *g, unsigned int codewords,
+		      unsigned int t, unsigned int meta_bytes,
+		      char *msg, size_t msg_len);
+u64 pcm_ecc_geom_pack(const struct pcm_ecc_geom *g);
+int pcm_ecc_geom_unpack(struct pcm_ecc_geom *g, u64 word);
+
+int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g);
+void pcm_ecc_exit(struct pcm_ecc *e);
+void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity);
+void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity);
+int pcm_ecc_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *parity);
+int pcm_ecc_decode_sector(struct pcm_ecc *e, u8 *data, u8 *parity,
+			  unsigned int *failed);
+enum pcm_ecc_outcome pcm_ecc_classify(int ret, const u8 *data,
+				      const u8 *truth, size_t len);
+
+/* Codeword @cw's first data byte within the sector, and its length. */
+static inline unsigned int pcm_ecc_cw_start(const struct pcm_ecc_geom *g,
+					    unsigned int cw)
+{
+	return cw * PCM_ECC_SECTOR / g->codewords;
+}
+
+static inline unsigned int pcm_ecc_cw_len(const struct pcm_ecc_geom *g,
+					  unsigned int cw)
+{
+	return pcm_ecc_cw_start(g, cw + 1) - pcm_ecc_cw_start(g, cw);
+}
+
+/* The codeword holding byte @byte (0..511) of a sector: pcm_ecc_cw_start()'s inverse. */
+static inline unsigned int pcm_ecc_cw_of(const struct pcm_ecc_geom *g, unsigned int byte)
+{
+	return (byte * g->codewords + g->codewords - 1) / PCM_ECC_SECTOR;
+}
+
+/* Parity bytes one sector uses (at the start of its metadata). */
+static inline unsigned int pcm_ecc_sector_parity(const struct pcm_ecc_geom *g)
+{
+	return g->codewords * g->parity_bytes;
+}
+
+/* Metadata bytes of a row of @row_size bytes. */
+static inline u32 pcm_ecc_row_meta(const struct pcm_ecc_geom *g, u32 row_size)
+{
+	return row_size / PCM_ECC_SECTOR * g->meta_bytes;
+}
+
+#endif

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Host unit tests of dm-pcm/pcm-ecc.c over the kernel's own lib/bch.c
+ * (compiled from linux-source-6.12): the layouts' arithmetic and fit
+ * messages, every geometry the checks accept really working in lib/bch,
+ * round trips, every error pattern up to t of a small code, random ones
+ * of the papers' codes, and what happens beyond t.
+ */
+#include <linux/bch.h>
+
+#include "../../dm-pcm/pcm-ecc.h"
+#include "tap.h"
+
+static u64 rng_state = 42;
+
+static u64 rnd(void)
+{
+	u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void fill(u8 *buf, size_t len)
+{
+	while (len--)
+		*buf++ = rnd();
+}
+
+static const struct pcm_ecc_layout *layout(const char *name)
+{
+	const struct pcm_ecc_layout *l;
+
+	for (l = pcm_ecc_layouts; l->name; l++)
+		if (!strcmp(l->name, name))
+			return l;
+	return NULL;
+}
+
+static int geom(struct pcm_ecc_geom *g, unsigned int cw, unsigned int t, unsigned int meta)
+{
+	char msg[200];
+
+	return pcm_ecc_geom_init(g, cw, t, meta, msg, sizeof(msg));
+}
+
+/* The papers' layouts derive what pcm-ecc.c's comment says they do. */
+static void test_layouts(void)
+{
+	static const struct { const char *name; u8 m, pb; u16 parity; } want[] = {
+		{ "pss", 10, 5, 30 }, { "onyx", 7, 2, 128 }, { "reram", 12, 24, 48 },
+	};
+	const struct pcm_ecc_layout *l;
+	struct pcm_ecc_geom g;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		l = layout(want[i].name);
+		check(l, "no layout %s", want[i].name);
+		if (!l)
+			continue;
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes), "%s refused", l->name);
+		check(g.m == want[i].m && g.parity_bytes == want[i].pb &&
+		      pcm_ecc_sector_parity(&g) == want[i].parity,
+		      "%s: m %u, %u parity bytes, %u per sector", l->name, g.m,
+		      g.parity_bytes, pcm_ecc_sector_parity(&g));
+		check(pcm_ecc_row_meta(&g, 4096) == 8U * l->meta_bytes, "%s row meta", l->name);
+	}
+	l = layout("onyx");
+	check(l && !geom(&g, l->codewords, l->t, l->meta_bytes) && pcm_ecc_cw_len(&g, 0) == 8,
+	      "onyx: one codeword per 8-byte word");
+}
+
+/* Codewords tile the sector: contiguous, lengths within one byte; pcm_ecc_cw_of() inverts. */
+static void test_split(void)
+{
+	struct pcm_ecc_geom g = { 0 };
+	unsigned int cw, i, lo, hi, end;
+	long bad = 0;
+
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		g.codewords = cw;
+		lo = 512;
+		hi = 0;
+		for (i = end = 0; i < cw; i++) {
+			bad += pcm_ecc_cw_start(&g, i) != end;
+			end += pcm_ecc_cw_len(&g, i);
+			lo = min(lo, pcm_ecc_cw_len(&g, i));
+			hi = max(hi, pcm_ecc_cw_len(&g, i));
+		}
+		bad += end != 512 || hi - lo > 1 || hi != DIV_ROUND_UP(512, cw);
+	}
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		g.codewords = cw;
+		for (i = 0; i < 512; i++) {
+			end = pcm_ecc_cw_of(&g, i);
+			bad += end >= cw || i < pcm_ecc_cw_start(&g, end) ||
+			       i >= pcm_ecc_cw_start(&g, end) + pcm_ecc_cw_len(&g, end);
+		}
+	}
+	check(!bad, "%ld bad splits", bad);
+	g.codewords = 6;
+	check(pcm_ecc_cw_len(&g, 0) == 85 && pcm_ecc_cw_len(&g, 2) == 86, "pss split");
+}
+
+/*
+ * Out-of-range words are refused with the word's name, and a layout whose
+ * parity does not fit says what would: its advice is checked to fit, and
+ * one more t to not fit.
+ */
+static void test_fit_messages(void)
+{
+	struct pcm_ecc_geom g, gf, keep = { 1, 2, 3, 4, 5 };
+	unsigned int cw, t, meta, ft, fm, need;
+	long bad = 0, advised = 0, reported = 0;
+	char msg[200];
+	int n, off;
+
+	check(pcm_ecc_geom_init(&keep, 0, 4, 64, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "ecc_codewords:0"), "%s", msg);
+	check(pcm_ecc_geom_init(&keep, 257, 4, 64, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "ecc_codewords:257"), "%s", msg);
+	check(pcm_ecc_geom_init(&keep, 6, 0, 64, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "ecc_t:0"), "%s", msg);
+	check(pcm_ecc_geom_init(&keep, 6, 65, 64, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "ecc_t:65"), "%s", msg);
+	check(pcm_ecc_geom_init(&keep, 6, 4, 513, msg, sizeof(msg)) == -EINVAL &&
+	      strstr(msg, "meta_bytes:513"), "%s", msg);
+	check(pcm_ecc_geom_init(&keep, 6, 9, 64, msg, sizeof(msg)) == -EINVAL &&
+	      !strcmp(msg, "ecc_codewords:6 ecc_t:9 needs 72 parity bytes per sector, meta_bytes is 64: ecc_t:8 fits, or meta_bytes:72"),
+	      "%s", msg);
+	check(keep.codewords == 1 && keep.meta_bytes == 2 && keep.t == 3, "refusal changed the geometry");
+
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		for (t = 1; t <= PCM_ECC_MAX_T; t += 3) {
+			meta = rnd() % 200;
+			if (!pcm_ecc_geom_init(&g, cw, t, meta, msg, sizeof(msg)))
+				continue;
+			advised++;
+			n = sscanf(msg, "%*s %*s needs %u parity bytes per sector, meta_bytes is %*u: %n",
+				   &need, &off);
+			if (n != 1 || (geom(&gf, cw, t, PCM_ECC_MAX_META) ? need <= PCM_ECC_MAX_META :
+						need != cw * gf.parity_bytes)) {
+				bad++;
+			} else if (sscanf(msg + off, "ecc_t:%u fits, or meta_bytes:%u", &ft, &fm) == 2) {
+				bad += geom(&g, cw, ft, meta) || !geom(&g, cw, ft + 1, meta) ||
+				       geom(&g, cw, t, fm) || !geom(&g, cw, t, fm - 1) || fm != need;
+			} else if (sscanf(msg + off, "ecc_t:%u fits (meta_bytes:512 at most)", &ft) == 1) {
+				bad += geom(&g, cw, ft, meta) || !geom(&g, cw, ft + 1, meta) ||
+				       need <= PCM_ECC_MAX_META;
+			} else if (sscanf(msg + off, "no ecc_t fits, ecc_t:1 needs meta_bytes:%u", &fm) == 1) {
+				bad += !geom(&g, cw, 1, meta) || geom(&g, cw, 1, fm) ||
+				       !geom(&g, cw, 1, fm - 1);
+			} else {
+				bad++;
+			}
+			if (bad > reported && reported++ < 5)
+				printf("#   bad advice: %s\n", msg);
+		}
+	}
+	check(!bad && advised > 1000, "%ld bad advices of %ld", bad, advised);
+}
+
+/* Pack and unpack: a round trip, and words this code never packs refused. */
+static void test_pack(void)
+{
+	struct pcm_ecc_geom g, u;
+	u64 w;
+	int i;
+
+	check(!geom(&g, 6, 4, 64), "pss");
+	w = pcm_ecc_geom_pack(&g);
+	check(!pcm_ecc_geom_unpack(&u, w) && !memcmp(&u, &g, sizeof(g)), "round trip");
+	check(pcm_ecc_geom_unpack(&u, w ^ (1ULL << 40)) == -EINVAL, "another m accepted");
+	check(pcm_ecc_geom_unpack(&u, w ^ (1ULL << 48)) == -EINVAL, "another parity size accepted");
+	check(pcm_ecc_geom_unpack(&u, w | (1ULL << 60)) == -EINVAL, "unknown bits accepted");
+	check(pcm_ecc_geom_unpack(&u, w + 4) == -EINVAL, "a layout that does not fit accepted");
+	check(pcm_ecc_geom_unpack(&u, 0) == -EINVAL, "zero accepted");
+	for (i = 0; i < 1000; i++) {
+		if (geom(&g, 1 + rnd() % 256, 1 + rnd() % 64, rnd() % 513))
+			continue;
+		check(!pcm_ecc_geom_unpack(&u, pcm_ecc_geom_pack(&g)) && !memcmp(&u, &g, sizeof(g)),
+		      "random round trip");
+	}
+}
+
+/* Flip stored bit @bit of a codeword: data bits first, then its parity bytes. */
+static void flip(u8 *data, unsigned int len, u8 *par, unsigned int bit)
+{
+	if (bit < 8 * len)
+		data[bit / 8] ^= 1U << (bit % 8);
+	else
+		par[(bit - 8 * len) / 8] ^= 1U << ((bit - 8 * len) % 8);
+}
+
+/* Whether stored parity bit @b is one of the code's (not the last byte's padding). */
+static bool parity_bit_used(const struct pcm_ecc *e, unsigned int b)
+{
+	return 8 * (b / 8) + 7 - b % 8 < e->bch->ecc_bits;
+}
+
+/* The code's bits of a codeword: its data bits and its used parity bits. */
+static unsigned int code_bits(const struct pcm_ecc *e, unsigned int len, unsigned int *bits)
+{
+	unsigned int n = 0, b;
+
+	for (b = 0; b < 8 * len; b++)
+		bits[n++] = b;
+	for (b = 0; b < 8U * e->geom.parity_bytes; b++)
+		if (parity_bit_used(e, b))
+			bits[n++] = 8 * len + b;
+	return n;
+}
+
+/*
+ * Every geometry the checks accept is one lib/bch builds, with the parity
+ * size derived, and it corrects t errors in its longest codeword (each
+ * (m, t) built once).
+ */
+static void test_every_accepted_code(void)
+{
+	static bool seen[16][PCM_ECC_MAX_T + 1];
+	unsigned int cw, t, i, len, bits[4096 + 1024], n, pos;
+	u8 data[512], truth[512], par[PCM_ECC_MAX_CODEWORDS * 120], tpar[sizeof(par)];
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	long built = 0, bad = 0;
+
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		for (t = 1; t <= PCM_ECC_MAX_T; t++) {
+			if (geom(&g, cw, t, PCM_ECC_MAX_META))
+				continue;
+			/* m is the smallest field lib/bch takes for the longest codeword */
+			n = 8 * DIV_ROUND_UP(512, cw);
+			bad += g.m > 5 && (g.m - 1) * t < (1U << (g.m - 1)) - 1 &&
+			       n + (g.m - 1) * t <= (1U << (g.m - 1)) - 1;
+			if (seen[g.m][t])
+				continue;
+			seen[g.m][t] = true;
+			if (pcm_ecc_init(&e, &g)) {
+				bad++;
+				printf("#   m %u t %u: lib/bch refused\n", g.m, t);
+				continue;
+			}
+			built++;
+			fill(truth, 512);
+			pcm_ecc_encode_sector(&e, truth, tpar);
+			memcpy(data, truth, 512);
+			memcpy(par, tpar, pcm_ecc_sector_parity(&g));
+			for (i = 0; pcm_ecc_cw_len(&g, i) < DIV_ROUND_UP(512, cw); i++)
+				;	/* the longest codeword */
+			len = pcm_ecc_cw_len(&g, i);
+			n = code_bits(&e, len, bits);
+			for (pos = 0; pos < t; pos++)	/* t distinct bits, spread out */
+				flip(data + pcm_ecc_cw_start(&g, i), len, par + i * g.parity_bytes,
+				     bits[pos * (n / t)]);
+			bad += pcm_ecc_decode_cw(&e, i, data, par) != (int)t ||
+			       memcmp(data, truth, 512);
+			pcm_ecc_exit(&e);
+		}
+	}
+	check(!bad && built > 300, "%ld failures, %ld codes built", bad, built);
+	check(seen[5][1] && seen[13][64], "the smallest and the largest field not built");
+}
+
+/* Each layout: clean sectors decode clean, and zeros are a codeword. */
+static void test_round_trip(void)
+{
+	const struct pcm_ecc_layout *l;
+	u8 data[512], truth[512], par[PCM_ECC_MAX_META], zero[PCM_ECC_MAX_META] = { 0 };
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	unsigned int failed;
+	int i;
+
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g),
+		      "%s", l->name);
+		for (i = 0; i < 200; i++) {
+			fill(truth, 512);
+			memcpy(data, truth, 512);
+			pcm_ecc_encode_sector(&e, data, par);
+			check(!memcmp(data, truth, 512), "encode changed the data");
+			check(pcm_ecc_decode_sector(&e, data, par, &failed) == 0 && !failed &&
+			      !memcmp(data, truth, 512), "%s: clean sector", l->name);
+		}
+		fill(truth, 512);
+		pcm_ecc_encode_sector(&e, truth, par);
+		for (i = 0; i < (int)g.codewords; i++) {	/* one codeword alone: the same */
+			memset(zero, 0xa5, sizeof(zero));
+			pcm_ecc_encode_cw(&e, i, truth, zero);
+			check(!memcmp(zero + i * g.parity_bytes, par + i * g.parity_bytes,
+				      g.parity_bytes), "%s: codeword %d's parity", l->name, i);
+		}
+		memset(zero, 0, sizeof(zero));
+		memset(data, 0, 512);
+		pcm_ecc_encode_sector(&e, data, par);
+		check(!memcmp(par, zero, pcm_ecc_sector_parity(&g)), "%s: zeros' parity", l->name);
+		check(pcm_ecc_decode_sector(&e, data, zero, &failed) == 0,
+		      "%s: a fresh device does not decode clean", l->name);
+		pcm_ecc_exit(&e);
+	}
+}
+
+/*
+ * Every pattern of up to t = 3 errors over the 88 stored bits of a codeword
+ * of 8 data bytes (m = 7, 21 parity bits in 3 bytes): the data comes back,
+ * the count is the number of the code's bits flipped (padding is not part
+ * of the code), and the parity is repaired.
+ */
+static void test_exhaustive_small(void)
+{
+	u8 truth[512], tpar[64 * 3], data[512], par[64 * 3];
+	unsigned int a, b, c, nb = 8 * 8 + 8 * 3, want;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	long patterns = 0, bad = 0;
+	int r;
+
+	check(!geom(&g, 64, 3, 192) && g.m == 7 && g.parity_bytes == 3, "small code");
+	check(!pcm_ecc_init(&e, &g), "init");
+	fill(truth, 512);
+	pcm_ecc_encode_sector(&e, truth, tpar);
+	for (a = 0; a <= nb; a++) {
+		for (b = a; b <= nb; b++) {
+			for (c = b; c <= nb; c++) {
+				/* a, b, c == nb: no flip; equal ones: one flip */
+				if ((a == b && a < nb) || (b == c && b < nb))
+					continue;
+				memcpy(data, truth, 8);
+				memcpy(par, tpar, 3);
+				want = 0;
+				if (a < nb) {
+					flip(data, 8, par, a);
+					want += a < 64 || parity_bit_used(&e, a - 64);
+				}
+				if (b < nb) {
+					flip(data, 8, par, b);
+					want += b < 64 || parity_bit_used(&e, b - 64);
+				}
+				if (c < nb) {
+					flip(data, 8, par, c);
+					want += c < 64 || parity_bit_used(&e, c - 64);
+				}
+				r = pcm_ecc_decode_cw(&e, 0, data, par);
+				patterns++;
+				if (r != (int)want || memcmp(data, truth, 8) ||
+				    ((par[0] ^ tpar[0]) | (par[1] ^ tpar[1]) | ((par[2] ^ tpar[2]) & 0xf8)))
+					bad++;
+			}
+		}
+	}
+	check(!bad, "%ld of %ld patterns wrong", bad, patterns);
+	check(patterns == 1 + 88 + 88 * 87 / 2 + 88 * 87 * 86 / 6, "%ld patterns", patterns);
+	pcm_ecc_exit(&e);
+}
+
+/* Flip @w distinct code bits of codeword @cw at random; returns them in @at. */
+static void flip_random(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *par,
+			unsigned int w, unsigned int *bits, unsigned int n)
+{
+	unsigned int i, j, tmp, len = pcm_ecc_cw_len(&e->geom, cw);
+
+	for (i = 0; i < w; i++) {	/* partial Fisher-Yates over the code's bits */
+		j = i + rnd() % (n - i);
+		tmp = bits[i];
+		bits[i] = bits[j];
+		bits[j] = tmp;
+		flip(data + pcm_ecc_cw_start(&e->geom, cw), len,
+		     par + cw * e->geom.parity_bytes, bits[i]);
+	}
+}
+
+/* Random patterns of weight 1..t on the papers' codes (12000 each): all corrected. */
+static void test_random_up_to_t(void)
+{
+	const struct pcm_ecc_layout *l;
+	u8 truth[512], tpar[PCM_ECC_MAX_META], data[512], par[PCM_ECC_MAX_META];
+	unsigned int bits[4096 + 1024], n = 0, w, cw, failed, len;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	long trials, bad;
+
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g), "init");
+		fill(truth, 512);
+		pcm_ecc_encode_sector(&e, truth, tpar);
+		trials = bad = 0;
+		len = 0;
+		for (w = 1; w <= g.t; w++) {
+			for (int i = 0; i < 12000 / g.t; i++, trials++) {
+				memcpy(data, truth, 512);
+				memcpy(par, tpar, pcm_ecc_sector_parity(&g));
+				cw = rnd() % g.codewords;
+				if (pcm_ecc_cw_len(&g, cw) != len) {	/* the bits depend on it alone */
+					len = pcm_ecc_cw_len(&g, cw);
+					n = code_bits(&e, len, bits);
+				}
+				flip_random(&e, cw, data, par, w, bits, n);
+				bad += pcm_ecc_decode_sector(&e, data, par, &failed) != (int)w ||
+				       pcm_ecc_classify(w, data, truth, 512) != PCM_ECC_CORRECTED;
+			}
+		}
+		check(!bad, "%s: %ld of %ld patterns not corrected", l->name, bad, trials);
+		pcm_ecc_exit(&e);
+	}
+}
+
+/*
+ * Beyond t: the decoder refuses or miscorrects, never returns the truth
+ * (a codeword within t of the received word is not the one written), and
+ * pcm_ecc_classify() counts each miscorrection as silent.  A small code
+ * miscorrects often, a long one seldom; both are seen.
+ */
+static void test_beyond_t(void)
+{
+	static const struct { unsigned int cw, t, meta, trials; long min_silent; } codes[] = {
+		{ 64, 2, 128, 60000, 1000 },	/* onyx: 78-bit codewords */
+		{ 6, 4, 64, 60000, 30 },	/* pss */
+	};
+	u8 truth[512], tpar[PCM_ECC_MAX_META], data[512], par[PCM_ECC_MAX_META];
+	unsigned int bits[4096 + 1024], n, w, cw, k, i;
+	long silent, refused, other;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	int r;
+
+	for (k = 0; k < ARRAY_SIZE(codes); k++) {
+		check(!geom(&g, codes[k].cw, codes[k].t, codes[k].meta) && !pcm_ecc_init(&e, &g),
+		      "init");
+		fill(truth, 512);
+		pcm_ecc_encode_sector(&e, truth, tpar);
+		silent = refused = other = 0;
+		for (i = 0; i < codes[k].trials; i++) {
+			w = g.t + 1 + i % 3;
+			memcpy(data, truth, 512);
+			memcpy(par, tpar, pcm_ecc_sector_parity(&g));
+			cw = rnd() % g.codewords;
+			n = code_bits(&e, pcm_ecc_cw_len(&g, cw), bits);
+			flip_random(&e, cw, data, par, w, bits, n);
+			r = pcm_ecc_decode_cw(&e, cw, data, par);
+			switch (pcm_ecc_classify(r, data, truth, 512)) {
+			case PCM_ECC_SILENT:
+				silent++;
+				break;
+			case PCM_ECC_UNCORRECTABLE:
+				refused++;
+				break;
+			default:
+				other++;
+			}
+		}
+		printf("#   m %u t %u, %u..%u errors: %ld refused, %ld miscorrected (%.2f %%)\n",
+		       g.m, g.t, g.t + 1, g.t + 3, refused, silent, 100.0 * silent / codes[k].trials);
+		check(!other && silent >= codes[k].min_silent && refused > silent,
+		      "%ld decoded to the truth, %ld silent, %ld refused", other, silent, refused);
+		pcm_ecc_exit(&e);
+	}
+}
+
+/* A sector with one codeword beyond t: refused, the others still corrected. */
+static void test_sector_partial(void)
+{
+	u8 truth[512], tpar[64], data[512], par[64];
+	unsigned int bits[1024], failed, cw;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+
+	check(!geom(&g, 6, 4, 64) && !pcm_ecc_init(&e, &g), "pss");
+	fill(truth, 512);
+	pcm_ecc_encode_sector(&e, truth, tpar);
+	memcpy(data, truth, 512);
+	memcpy(par, tpar, 30);
+	for (cw = 0; cw < 6; cw++)
+		flip_random(&e, cw, data, par, cw == 3 ? 12 : 2, bits,
+			    code_bits(&e, pcm_ecc_cw_len(&g, cw), bits));
+	check(pcm_ecc_decode_sector(&e, data, par, &failed) == -EBADMSG && failed == 1,
+	      "failed %u", failed);
+	for (cw = 0; cw < 6; cw++)
+		check((cw == 3) == !!memcmp(data + pcm_ecc_cw_start(&g, cw),
+					    truth + pcm_ecc_cw_start(&g, cw), pcm_ecc_cw_len(&g, cw)),
+		      "codeword %u", cw);
+	check(pcm_ecc_classify(-EBADMSG, data, truth, 512) == PCM_ECC_UNCORRECTABLE, "classify");
+	check(pcm_ecc_classify(0, truth, truth, 512) == PCM_ECC_CLEAN, "classify clean");
+	pcm_ecc_exit(&e);
+}
+
+int main(void)
+{
+	RUN(test_layouts);
+	RUN(test_split);
+	RUN(test_fit_messages);
+	RUN(test_pack);
+	RUN(test_every_accepted_code);
+	RUN(test_round_trip);
+	RUN(test_exhaustive_small);
+	RUN(test_random_up_to_t);
+	RUN(test_beyond_t);
+	RUN(test_sector_partial);
+	return tap_done();
+}
