@@ -7,18 +7,18 @@
  * are independent of one another and a stream's draws depend only on the
  * seed and on the calls made on that stream: a user of randomness takes a
  * stream of its own (under the lock that already orders its calls) rather
- * than sharing one.  Stream numbers are allotted below.
+ * than sharing one.  The timing model's channels take streams
+ * PCM_RAND_TIMING + channel.  (The error model, pcm-errmodel.h, keys
+ * splitmix64 streams of its own by the same seed.)
  */
 #ifndef DM_PCM_RAND_H
 #define DM_PCM_RAND_H
 
-#include <linux/bitops.h>
 #include <linux/prandom.h>
 #include <linux/types.h>
 
 /* stream numbers: a base per user, plus the user's own index */
 #define PCM_RAND_TIMING		0ULL		/* + channel */
-#define PCM_RAND_ERRORS		BIT_ULL(32)	/* reserved: the error model */
 
 /* Seed @s as stream @stream of the device's @seed. */
 static inline void pcm_rand_stream(struct rnd_state *s, u64 seed, u64 stream)
