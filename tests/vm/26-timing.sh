@@ -222,6 +222,13 @@ expect "another seed: others" test "$v5" != "$v6"
 read -r mean max <<<"$v5"
 expect "the latencies vary within read_ns + jitter + 3 retries" \
 	test "$mean" -gt 100000 -a "$max" -le 750000 -a "$max" -gt "$mean"
+# the host's model (the same C, the kernel's generator in the shim) draws
+# the same: pcmctl model's mean and max of 40 QD1 reads, in us
+host=$("$PCM_ROOT/tools/pcmctl" model --json --ios 40 read_ns:100000 read_jitter_ns:50000 \
+	read_retry_ns:200000 read_retry_ppm:300000 read_retries:3 gap_interval:0 seed:5 |
+	python3 -c 'import json, sys; r = json.load(sys.stdin)["read"]
+print(int(r["mean_us"] * 1000 + 1e-6), int(round(r["max_us"] * 1000)))')
+expect_eq "pcmctl model draws what the module draws (mean truncated)" "$host" "$v5"
 
 # --- bad timing words and set values are refused, nothing changes ---
 wipe_meta /dev/ram0
