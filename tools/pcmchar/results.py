@@ -4,6 +4,7 @@ the CSV of every point of a run."""
 import csv
 import json
 import math
+import os
 import statistics
 
 # per repetition and side (read, write); latencies in us
@@ -159,3 +160,16 @@ def write_csv(path, head, rows):
         w.writerow(head)
         for r in rows:
             w.writerow([f'{c:.6g}' if isinstance(c, float) else c for c in r])
+
+
+def load_run(spec, run_dir):
+    """The run's results, [(point, device, stats)] in the order they ran,
+    from run.json and the fio outputs under raw/."""
+    with open(os.path.join(run_dir, 'run.json'), encoding='utf-8') as fh:
+        run = json.load(fh)
+    points = {p.id: p for p in spec.points}
+    res = []
+    for r in run['runs']:
+        with open(os.path.join(run_dir, 'raw', r['file']), encoding='utf-8') as fh:
+            res.append((points[r['point']], r['device'], summarize(repetitions(loads(fh.read())))))
+    return run, res
