@@ -87,7 +87,18 @@ def test_spec_points():
     check(p.target == 'raw' and p.bs == 4096 and p.size == 64 << 20 and p.direct is True and
           p.scheduler == 'none' and p.region == 100 and p.threads == 1, f'defaults {p.axes}')
     check(s.devices() == ['preset:pss', 'preset:none', 'linear'], f'devices {s.devices()}')
-    check(s.seconds() == (0.5 + 2 * 1) * 8 * 2, f'seconds {s.seconds()}')
+    plan = s.plan()
+    check([(d, len(pts)) for d, _, pts in plan] ==
+          [('preset:pss', 4), ('preset:none', 4), ('linear', 4)],
+          f'plan: each point on its device, each workload once on dm-linear: {plan}')
+    check(all(key == ('raw', 0, 'none') for _, key, _ in plan), 'one setup each')
+    check(s.runs() == 12 and s.seconds() == (0.5 + 2 * 1) * 12, f'seconds {s.seconds()}')
+    s2 = spec.loads(TINY + 'target = ["raw", "ext4"]\nfullness = [0, 50]\n')
+    keys = [(d, key) for d, key, _ in s2.plan()]
+    check(len(keys) == 12 and keys[:4] == [('preset:pss', ('raw', 0, 'none')),
+                                          ('preset:pss', ('raw', 50, 'none')),
+                                          ('preset:pss', ('ext4', 0, 'none')),
+                                          ('preset:pss', ('ext4', 50, 'none'))], f'setups {keys}')
     combos = {(p.device, p.rw, p.iodepth) for p in s.points}
     check(len(combos) == 8, 'every combination once')
     s = spec.loads(TINY.replace('baseline', 'x') + 'bs = ["4k", "1m"]\n')
@@ -480,7 +491,8 @@ def test_report():
     check('pss: 4 KB random write, QD1, write cache full, latency' in txt and '+8.2 %' in txt,
           txt)
     run = {'date': 'D', 'kernel': '6.12.0', 'fio': 'fio-3.33', 'cpus': 1, 'icount': True,
-           'wall_s': 12.0, 'fio_s': 10.0, 'commands': ['modprobe brd rd_nr=1'],
+           'wall_s': 12.0, 'fio_s': 10.0, 'host_wall_s': 30.0, 'commands': ['modprobe brd rd_nr=1'],
+           'runs': [None] * len(res),
            'devices': {'preset:pss': {'table': '0 8 pcm /dev/ram0 0 1 preset:pss',
                                       'config': 'row_size:4096 preset:pss'},
                        'dm-linear': {'table': '0 8 linear /dev/ram0 0'}}}

@@ -109,32 +109,30 @@ class Guest:
         fiojob.write_jobs(spec, os.path.join(self.dir, 'jobs'))
         self.make_backing()
         devices, runs, fio_s = {}, [], 0.0
-        total = len(spec.points) * len(spec.devices())
-        for k, dev in enumerate(spec.devices()):
-            # one setup per file system, fullness and scheduler
-            setups = {}
-            for p in spec.points:
-                if p.device == dev or dev == LINEAR:
-                    setups.setdefault((p.target, p.fullness, p.scheduler), []).append(p)
-            for (target, fullness, sched), pts in setups.items():
-                devices[dev] = self.create(dev)
-                self.prepare(target, fullness, sched, max(p.size * p.threads for p in pts))
-                for p in pts:
-                    out = os.path.join(self.dir, 'raw', f'{p.id}-d{k}.json')
-                    done = len(runs)
-                    left = (fio_s / done * (total - done) if done else
-                            spec.seconds() * (total - done) / total)
-                    self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
-                             f'({total - done - 1} after it, about {left:.0f} s of fio left)')
-                    t = time.monotonic()
-                    subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
-                                    os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
-                                   check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
-                    took = time.monotonic() - t
-                    fio_s += took
-                    runs.append({'point': p.id, 'device': dev, 'file': os.path.basename(out),
-                                 's': took})
-                self.cleanup()
+        total = spec.runs()
+        for dev, (target, fullness, sched), pts in spec.plan():
+            k = spec.devices().index(dev)
+            dev = LINEAR if dev == 'linear' else dev
+            devices[dev] = self.create(dev)
+            self.prepare(target, fullness, sched, max(p.size * p.threads for p in pts))
+            for p in pts:
+                out = os.path.join(self.dir, 'raw', f'{p.id}-d{k}.json')
+                done = len(runs)
+                # in fio's own time: an icount guest's clock jumps while
+                # it idles, so its elapsed time says little of the host's
+                left = spec.seconds() * (total - done) / total
+                self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
+                         f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
+                         f'{time.monotonic() - start:.0f} s on the guest clock so far)')
+                t = time.monotonic()
+                subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
+                                os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
+                               check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
+                took = time.monotonic() - t
+                fio_s += took
+                runs.append({'point': p.id, 'device': dev, 'file': os.path.basename(out),
+                             's': took})
+            self.cleanup()
         self.remove_backing()
         return {'kernel': os.uname().release, 'fio': self.sh('fio --version', record=False),
                 'icount': 'icount' in open('/proc/cmdline').read() or

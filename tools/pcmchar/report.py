@@ -136,10 +136,13 @@ def write(path, spec, spec_text, run, res, figs, rows):
          f'- date: {run["date"]}; kernel {run["kernel"]}; {run["fio"]}; '
          f'{run["cpus"]} vCPU{"s" if run["cpus"] > 1 else ""}, '
          f'{"icount (guest time follows instructions)" if run["icount"] else "no icount"}',
-         f'- {len(spec.points)} points x {len(run["devices"])} devices, '
+         f'- {len(spec.points)} points, {len(run["runs"])} runs (each point on its dm-pcm '
+         f'device, each workload on dm-linear), '
          f'{spec.repetitions} repetitions of {spec.runtime:g} s after a {spec.warmup:g} s '
          f'warm-up; means ± sample standard deviation over the repetitions',
-         f'- wall time: {run["wall_s"]:.0f} s in the guest (fio alone: {run["fio_s"]:.0f} s)',
+         f'- wall time: {run["host_wall_s"]:.0f} s on the host, boot and setup included '
+         f'(guest clock: {run["wall_s"]:.0f} s, of which fio {run["fio_s"]:.0f} s; '
+         f'{"under icount it jumps while the guest idles" if run["icount"] else "guest time"})',
          f'- backing: {spec.backing}, {spec.ramdisk >> 20} MiB', '',
          '## Paper vs dm-pcm', '',
          'Each paper figure that the run measures, on the point closest to the paper\'s '

@@ -219,10 +219,31 @@ class Spec:
         devs = list(dict.fromkeys(p.device for p in self.points))
         return devs + (['linear'] if self.baseline else [])
 
+    def plan(self):
+        """What runs, in order: [(device, (target, fullness, scheduler),
+        points)], one device set up afresh per entry.  Each point runs on
+        its own device; the baseline runs each workload once (points that
+        differ only in their dm-pcm table are one workload on dm-linear)."""
+        out, seen = [], set()
+        for dev in self.devices():
+            setups = {}
+            for p in self.points:
+                work = tuple(v for k, v in p.axes.items() if k != 'device')
+                if dev == 'linear' and work not in seen:
+                    seen.add(work)
+                elif p.device != dev:
+                    continue
+                setups.setdefault((p.target, p.fullness, p.scheduler), []).append(p)
+            out += [(dev, key, pts) for key, pts in setups.items()]
+        return out
+
+    def runs(self):
+        """How many points times devices run."""
+        return sum(len(pts) for _, _, pts in self.plan())
+
     def seconds(self):
-        """The fio time of the whole run (no setup), on every device."""
-        per = self.warmup + self.repetitions * self.runtime
-        return per * len(self.points) * (2 if self.baseline else 1)
+        """The fio time of the whole run (no setup)."""
+        return (self.warmup + self.repetitions * self.runtime) * self.runs()
 
 
 class Point:
