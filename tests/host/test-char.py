@@ -23,38 +23,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import traceback
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
 from pcmchar import figures, fiojob, papers, report, results, spec  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taplib  # noqa: E402
+from taplib import check, run_case  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio')
 WORK = tempfile.mkdtemp(prefix='test-char.')
-cases = failed_cases = checks = case_failures = 0
-
-
-def check(cond, msg):
-    global checks, case_failures
-    checks += 1
-    if not cond:
-        case_failures += 1
-        print(f'#   check failed: {msg}')
-    return cond
-
-
-def run_case(fn):
-    global cases, failed_cases, case_failures
-    before, case_failures = checks, 0
-    try:
-        fn()
-    except Exception:  # a crash fails the case, not the run
-        check(False, 'exception:\n# ' + traceback.format_exc().replace('\n', '\n# '))
-    cases += 1
-    failed_cases += bool(case_failures)
-    print(f"{'not ' if case_failures else ''}ok {cases} - {fn.__name__} "
-          f'({checks - before} checks)', flush=True)
 
 
 TINY = '''
@@ -532,8 +511,7 @@ def main():
             run_case(fn)
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
-    print(f'1..{cases}')
-    return 1 if failed_cases else 0
+    return taplib.done()
 
 
 if __name__ == '__main__':
