@@ -115,6 +115,24 @@ iodepth = 1
     check(s.name == 'spec', f'default name {s.name}')
 
 
+def test_example_specs():
+    """tools/char/*.toml, the studies the README names, parse and cover
+    their figures."""
+    d = os.path.join(TOP, 'tools', 'char')
+    specs = {f[:-5]: spec.load(os.path.join(d, f)) for f in sorted(os.listdir(d))
+             if f.endswith('.toml')}
+    check({'tiny', 'psd', 'onyx', 'pss'} <= set(specs), f'specs {sorted(specs)}')
+    psd = specs['psd']
+    fig1 = {(p.rw, p.iodepth) for p in psd.points if p.sweep == 'fig1-2'}
+    check(len(fig1) == 16 and psd.repetitions == 5, 'PSD Fig. 1-2: 4 patterns x 4 depths, 5 reps')
+    fig3 = [p for p in psd.points if p.sweep == 'fig3']
+    check(fig3 and all(p.fullness == 50 and p.iodepth == 64 for p in fig3), 'Fig. 3 setup')
+    for axis in ('bs', 'size', 'pattern', 'threads', 'region', 'target', 'direct'):
+        check(len({p.axes[axis] for p in psd.points}) > 1, f'PSD study varies {axis}')
+    onyx = specs['onyx']
+    check(len({p.device for p in onyx.points}) == 8, 'Onyx: late, early, 6 gap intervals')
+
+
 def test_spec_errors():
     dev = '[axes]\ndevice = "preset:pss"\n'
     cases_ = [
@@ -505,8 +523,8 @@ def test_papers_table():
 
 def main():
     try:
-        for fn in (test_spec_points, test_spec_sweeps, test_spec_errors, test_job_files,
-                   test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
+        for fn in (test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors,
+                   test_job_files, test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
                    test_figure_onyx_and_cdf, test_figure_gap, test_report, test_papers_table):
             run_case(fn)
     finally:
