@@ -27,7 +27,7 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
-from pcmchar import figures, fiojob, papers, report, results, spec  # noqa: E402
+from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import check, run_case  # noqa: E402
@@ -489,7 +489,7 @@ def test_report():
           txt)
     run = {'date': 'D', 'kernel': '6.12.0', 'fio': 'fio-3.33', 'cpus': 1, 'icount': True,
            'wall_s': 12.0, 'fio_s': 10.0, 'host_wall_s': 30.0, 'commands': ['modprobe brd rd_nr=1'],
-           'runs': [None] * len(res),
+           'runs': [{} for _ in res],
            'devices': {'preset:pss': {'table': '0 8 pcm /dev/ram0 0 1 preset:pss',
                                       'config': 'row_size:4096 preset:pss'},
                        'dm-linear': {'table': '0 8 linear /dev/ram0 0'}}}
@@ -500,14 +500,55 @@ def test_report():
     with open(path) as fh:
         md = fh.read()
     for section in ('# dm-pcm characterization: tiny', '## Paper vs dm-pcm', '## Figures',
-                    '## Points', '## Devices', '## Commands', '## Spec'):
+                    '## Points', '## blktrace', '## Devices', '## Commands', '## Spec'):
         check(f'\n{section}\n' in '\n' + md, f'section {section}')
     check('![pss-cdf](figures/pss-cdf.png)' in md and 'kernel 6.12.0; fio-3.33' in md and
           'config: row_size:4096 preset:pss' in md and
           'fio --output-format=json+ jobs/p004.fio' in md and '| 61 us | 66 ' in md and
           'modprobe brd rd_nr=1' in md, 'contents')
-    points = md[md.index('## Points'):md.index('## Devices')]
+    check('(not traced: pcm-bench characterize --trace' in md, 'no trace')
+    run['runs'][1]['trace'] = {'dropped': 0, 'devices': {
+        'top': {'btt': trace.parse_btt(BTT), 'remaps': trace.parse_remaps('')},
+        'below': {'btt': {'Q2C': (1.0, 2.5, 9.0, 100)}, 'remaps': trace.parse_remaps(REMAPS)}}}
+    report.write(path, s, text, run, res, figs, rows)
+    with open(path) as fh:
+        md = fh.read()
+    check(f'| {res[1][0].id} | `preset:pss` | 38.2 (21434) | 2.5 (100) | - | 2 | 1 | 0 |' in md,
+          'the traced run: Q2C above and below, remaps')
+    points = md[md.index('## Points'):md.index('## blktrace')]
     check(points.count('| p00') == 8, 'every point (4) on both devices, one side each')
+
+
+BTT = '''==================== All Devices ====================
+
+            ALL           MIN           AVG           MAX           N
+--------------- ------------- ------------- ------------- -----------
+
+Q2Q               0.000004136   0.000046612   0.002013227       21433
+Q2C               0.000002511   0.000038212   0.000152138       21434
+D2C               0.000001000   0.000002000   0.000003000       21434
+
+==================== Device Overhead ====================
+
+       DEV |       Q2G       G2I       Q2M       I2D       D2C
+---------- | --------- --------- --------- --------- ---------
+Q2C               0.000009999   0.000099999   0.000199999       1
+'''
+REMAPS = '''  1,0    0       11     0.000123456  1234  A   W 4104 + 8 <- (253,0) 8
+  1,0    0       12     0.000123999  1234  A   R 16 + 8 <- (253,0) 16
+  1,0    0       13     0.000124000  1234  Q   R 16 + 8 [fio]
+'''
+
+
+def test_trace_parsing():
+    got = trace.parse_btt(BTT)
+    check(set(got) == {'Q2C', 'D2C'} and abs(got['Q2C'][1] - 38.212) < 1e-6 and
+          got['Q2C'][3] == 21434 and abs(got['D2C'][0] - 1.0) < 1e-9,
+          f'the All Devices table, in us: {got}')
+    rm = trace.parse_remaps(REMAPS)
+    check(rm == {'remaps': 2, 'moved': 1, 'sample': [(8, 4104, 8), (16, 16, 8)]}, f'{rm}')
+    check(trace.parse_remaps(REMAPS, start_sector=4096)['moved'] == 1 and
+          trace.parse_btt('') == {} and trace.parse_remaps('')['remaps'] == 0, 'offsets, empty')
 
 
 def test_papers_table():
@@ -525,7 +566,8 @@ def main():
     try:
         for fn in (test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors,
                    test_job_files, test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
-                   test_figure_onyx_and_cdf, test_figure_gap, test_report, test_papers_table):
+                   test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
+                   test_papers_table):
             run_case(fn)
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

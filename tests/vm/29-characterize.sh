@@ -44,7 +44,7 @@ def check(what, cond):
     print(f"# {'ok' if cond else 'FAILED'}: {what}")
     ok &= bool(cond)
 for s in ('# dm-pcm characterization: vm', '## Paper vs dm-pcm', '## Figures', '## Points',
-          '## Devices', '## Commands', '## Spec'):
+          '## blktrace', '## Devices', '## Commands', '## Spec'):
     check(f'section {s}', f'\n{s}\n' in '\n' + md)
 rows = list(csv.DictReader(open(os.path.join(run, 'points.csv'))))
 got = sorted((r['point'], r['on'], r['rw'], r['side']) for r in rows)

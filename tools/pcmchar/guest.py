@@ -12,17 +12,18 @@ import os
 import subprocess
 import time
 
-from . import fiojob
+from . import fiojob, trace
 from .spec import size_word
 
 LINEAR = 'dm-linear'
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NULLB = '/sys/kernel/config/nullb/charb'
+TRACE_DIR = '/tmp/pcm-char-bt'  # a tmpfs while tracing
 
 
 class Guest:
-    def __init__(self, spec, run_dir, log=print):
-        self.spec, self.dir, self.log = spec, run_dir, log
+    def __init__(self, spec, run_dir, log=print, tracing=False):
+        self.spec, self.dir, self.log, self.tracing = spec, run_dir, log, tracing
         self.commands = []
         self.backing = None
 
@@ -124,6 +125,8 @@ class Guest:
                 self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
                          f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
                          f'{time.monotonic() - start:.0f} s on the guest clock so far)')
+                devs = [fiojob.DEVICE, self.backing]
+                tracer = trace.start(devs, TRACE_DIR) if self.tracing else None
                 t = time.monotonic()
                 subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
                                 os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
@@ -132,6 +135,12 @@ class Guest:
                 fio_s += took
                 runs.append({'point': p.id, 'device': dev, 'file': os.path.basename(out),
                              's': took})
+                if tracer:
+                    runs[-1]['trace'] = {'dropped': trace.stop(tracer), 'devices': {
+                        ('top' if d == fiojob.DEVICE else 'below'): v for d, v in
+                        trace.summarize(devs, TRACE_DIR, os.path.join(self.dir, 'trace'),
+                                        f'{p.id}-d{k}').items()}}
+                    self.sh(f'umount {TRACE_DIR}', record=False)
             self.cleanup()
         self.remove_backing()
         return {'kernel': os.uname().release, 'fio': self.sh('fio --version', record=False),
@@ -144,9 +153,10 @@ class Guest:
                 'ramdisk': size_word(spec.ramdisk)}
 
 
-def run(spec, run_dir, log=print):
-    """Run spec, write run_dir/run.json; returns it."""
-    info = Guest(spec, run_dir, log).run()
+def run(spec, run_dir, log=print, tracing=False):
+    """Run spec (with blktrace around every fio run if tracing), write
+    run_dir/run.json; returns it."""
+    info = Guest(spec, run_dir, log, tracing).run()
     with open(os.path.join(run_dir, 'run.json'), 'w', encoding='utf-8') as fh:
         json.dump(info, fh, indent=1)
     return info

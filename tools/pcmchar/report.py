@@ -127,6 +127,31 @@ def points_lines(res):
     return out
 
 
+def trace_lines(res, run):
+    """btt's averages above (the device under test) and below (the
+    backing device), and the remaps dm logged below."""
+    traced = [(p, dev, r['trace']) for (p, dev, _), r in zip(res, run['runs'])
+              if r.get('trace')]
+    if not traced:
+        return ['(not traced: pcm-bench characterize --trace records it)']
+    out = ['Microseconds, means over the run (warm-up and repetitions): Q2C, queued to '
+           'completed; D2C, issued to completed (a blk-mq device only: brd and dm are '
+           'bio-based).  Remaps: the pieces dm sent down, and how many of them landed '
+           'elsewhere than at the same sector below.  Texts in trace/.', '',
+           '| point | on | Q2C above | Q2C below | D2C below | remaps | moved | dropped |',
+           '|---|---|---|---|---|---|---|---|']
+    for p, dev, t in traced:
+        top, below = t['devices']['top'], t['devices']['below']
+
+        def avg(side, key):
+            v = side['btt'].get(key)
+            return f'{v[1]:.1f} ({v[3]})' if v else '-'
+        rm = below['remaps']
+        out.append(f'| {p.id} | `{dev}` | {avg(top, "Q2C")} | {avg(below, "Q2C")} | '
+                   f'{avg(below, "D2C")} | {rm["remaps"]} | {rm["moved"]} | {t["dropped"]} |')
+    return out
+
+
 def write(path, spec, spec_text, run, res, figs, rows):
     """report.md: run (the guest's run.json), res [(point, device, stats)],
     figs {name: (png, csv)}, rows: headline()."""
@@ -157,6 +182,8 @@ def write(path, spec, spec_text, run, res, figs, rows):
         L += ['(the run has no points for any figure)', '']
     L += ['## Points', '', 'All points: [points.csv](points.csv).', '']
     L += points_lines(res)
+    L += ['', '## blktrace', '']
+    L += trace_lines(res, run)
     L += ['', '## Devices', '']
     for dev, info in run['devices'].items():
         L += [f'### `{dev}`', '', '```', f'dmsetup table: {info["table"]}',
