@@ -58,9 +58,12 @@ def new_figure(title, xlabel, ylabel):
     return fig, ax
 
 
-def depth_axis(ax):
+def log2_axis(ax, xs):
+    """A log2 x axis with a plain tick at each value drawn."""
     ax.set_xscale('log', base=2)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    ax.set_xticks(sorted(set(xs)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f'{v:g}'))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
 def ratio_figure(res, pairs, paper_key, title, ylabel, what):
@@ -89,7 +92,7 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
         ax.plot(xs, ys, marker='o', label=lab)
     f = PAPER[paper_key]
     ax.axhline(f.value, label=f'{f.source}: {what}', **PAPER_STYLE)
-    depth_axis(ax)
+    log2_axis(ax, [x for _, xs, _ in lines for x in xs])
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return fig, ['device', 'series', 'axes', 'iodepth', 'numerator_us', 'denominator_us',
@@ -166,7 +169,9 @@ def onyx_fig4(res):
         ax.plot([bs], [mbps], marker=marker, markersize=10, linestyle='none', color='black',
                 label=f'Onyx paper: {f.what}')
         rows.append(['Onyx paper', f.key, f.what, bs, mbps])
-    ax.set_xscale('log', base=2)
+    log2_axis(ax, [x for _, xs, _ in lines for x in xs])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: size_word(int(v)) if v >= 512 else f'{v:g}'))
     ax.legend(fontsize=7)
     return fig, ['device', 'op', 'axes', 'bs', 'mbps'], rows
 
@@ -205,8 +210,7 @@ def onyx_fig6(res):
         ax.plot(at, bw, marker='o', label=f'{lab}: bandwidth')
         ax2.plot(at, lat, marker='s', linestyle=':', label=f'{lab}: latency')
         rows += [[base, label('', rest, rests), g, b, l] for g, b, l in zip(xs, bw, lat)]
-    ax.set_xscale('log', base=2)
-    ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+    log2_axis(ax, [g or 1024 for pts in byrest.values() for g in pts])
     ax.axvline(128, label="Onyx's default interval (128)", color='grey', linewidth=0.8)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
