@@ -47,5 +47,27 @@ check('no move failed, metadata ok', st['move_errors'] == 0 and st['metadata'] =
 check("the demo's own checks all passed", all(c['ok'] for c in s['checks']))
 sys.exit(0 if ok else 1)
 PY
+# the characterization: pss and onyx beside their papers, the report and its figures
+expect "it printed pss's and onyx's QD1 read latency beside their papers" \
+	bash -c "grep -q '^pss: 4 KB random read, QD1, latency ' /tmp/demo.out &&
+		grep -q '^onyx: 4 KB random read, QD1, latency ' /tmp/demo.out"
+expect "the report, its figure and every run in points.csv" python3 - $out/char/demo <<'PY'
+import csv, os, sys
+d = sys.argv[1]
+md = open(os.path.join(d, 'report.md')).read()
+rows = list(csv.DictReader(open(os.path.join(d, 'points.csv'))))
+runs = sorted((r['on'], r['rw'], r['iodepth']) for r in rows)
+want = sorted([('preset:pss', 'randread', '1'), ('preset:pss', 'randread', '32'),
+               ('preset:pss', 'randwrite', '1'), ('preset:onyx', 'randread', '1'),
+               ('preset:onyx', 'randread', '64'), ('preset:onyx', 'randwrite', '1'),
+               ('dm-linear', 'randread', '1'), ('dm-linear', 'randread', '32'),
+               ('dm-linear', 'randread', '64'), ('dm-linear', 'randwrite', '1')])
+ok = runs == want and all(r['target'] == 'ext4' for r in rows)
+print(f"# {'ok' if ok else 'FAILED'}: points.csv {runs}")
+for s in ('## Paper vs dm-pcm', '## Figures', '## Devices', '## Commands'):
+    ok &= s in md
+ok &= os.path.getsize(os.path.join(d, 'figures', 'pss-cdf.png')) > 0
+sys.exit(0 if ok else 1)
+PY
 expect "the device and the ramdisk are gone" bash -c "! dmsetup info pcm-demo >/dev/null 2>&1 && [ ! -e /sys/module/brd ]"
 finish
