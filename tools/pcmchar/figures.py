@@ -172,6 +172,7 @@ def onyx_fig4(res):
     log2_axis(ax, [x for _, xs, _ in lines for x in xs])
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
         lambda v, _: size_word(int(v)) if v >= 512 else f'{v:g}'))
+    ax.set_yscale('log')  # 512 B reads and 1 MB writes on one page
     ax.legend(fontsize=7)
     return fig, ['device', 'op', 'axes', 'bs', 'mbps'], rows
 
@@ -214,7 +215,7 @@ def onyx_fig6(res):
     ax.axvline(128, label="Onyx's default interval (128)", color='grey', linewidth=0.8)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
-    ax.legend(h1 + h2, l1 + l2, fontsize=7)
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc='center right')
     return fig, ['device', 'axes', 'gap_interval', 'write_mbps', 'write_clat_mean_us'], rows
 
 
