@@ -3,6 +3,7 @@
 paper-vs-dm-pcm headline table, the figures with their CSVs, every point's
 mean and spread, the exact table lines and config replies, and the fio
 commands that rerun any point by hand."""
+import json
 import os
 
 from . import results as R
@@ -160,14 +161,15 @@ def write(path, spec, spec_text, run, res, figs, rows):
     L = [f'# dm-pcm characterization: {spec.name}', '',
          f'- date: {run["date"]}; kernel {run["kernel"]}; {run["fio"]}; '
          f'{run["cpus"]} vCPU{"s" if run["cpus"] > 1 else ""}, '
-         f'{"icount (guest time follows instructions)" if run["icount"] else "no icount"}',
+         f'{"icount (guest time follows instructions)" if run.get("icount") else "no icount"}',
          f'- {len(spec.points)} points, {len(run["runs"])} runs (each point on its dm-pcm '
          f'device, each workload on dm-linear), '
          f'{spec.repetitions} repetitions of {spec.runtime:g} s after a {spec.warmup:g} s '
          f'warm-up; means ± sample standard deviation over the repetitions',
-         f'- wall time: {run["host_wall_s"]:.0f} s on the host, boot and setup included '
+         f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host, boot and '
+         f'setup included '
          f'(guest clock: {run["wall_s"]:.0f} s, of which fio {run["fio_s"]:.0f} s; '
-         f'{"under icount it jumps while the guest idles" if run["icount"] else "guest time"})',
+         f'{"under icount it jumps while the guest idles" if run.get("icount") else "guest time"})',
          f'- backing: {spec.backing}, {spec.ramdisk >> 20} MiB', '',
          '## Paper vs dm-pcm', '',
          'Each paper figure that the run measures, on the point closest to the paper\'s '
@@ -195,3 +197,25 @@ def write(path, spec, spec_text, run, res, figs, rows):
     L += ['```', '', '## Spec', '', '```toml', spec_text.rstrip(), '```', '']
     with open(path, 'w', encoding='utf-8') as fh:
         fh.write('\n'.join(L))
+
+
+def finish(spec, run_dir, **extra):
+    """A run's statistics, figures and report, from what its guest wrote
+    (run.json, raw/); extra (the host's wall time, icount) is added to
+    run.json first.  Returns (report path, figures, headline rows, run)."""
+    from . import figures  # matplotlib: only here
+    path = os.path.join(run_dir, 'run.json')
+    with open(path, encoding='utf-8') as fh:
+        run = json.load(fh)
+    if extra:
+        run.update(extra)
+        with open(path, 'w', encoding='utf-8') as fh:
+            json.dump(run, fh, indent=1)
+    run, res = R.load_run(spec, run_dir)
+    R.write_points_csv(os.path.join(run_dir, 'points.csv'), res)
+    figs = figures.draw_all(res, os.path.join(run_dir, 'figures'))
+    rows = headline(res)
+    out = os.path.join(run_dir, 'report.md')
+    with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:
+        write(out, spec, fh.read(), run, res, figs, rows)
+    return out, figs, rows, run
