@@ -551,6 +551,44 @@ def test_trace_parsing():
           trace.parse_btt('') == {} and trace.parse_remaps('')['remaps'] == 0, 'offsets, empty')
 
 
+def test_finish_from_fixtures():
+    """report.finish on a run directory as the guest leaves it: run.json
+    and fio's real output under raw/ (the fixtures)."""
+    d = os.path.join(WORK, 'run-fx')
+    os.makedirs(os.path.join(d, 'raw'))
+    text = ('repetitions = 3\n[axes]\ndevice = "preset:pss"\nsize = "16m"\n'
+            '[[sweep]]\nrw = "randread"\n[[sweep]]\nrw = "randrw"\nrwmixread = 70\n'
+            'iodepth = 4\n')
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(text)
+    s = spec.loads(text)
+    runs = []
+    for i, (pid, dev, fx) in enumerate((('p001', 'preset:pss', 'randread-qd1'),
+                                        ('p002', 'preset:pss', 'randrw-qd4'),
+                                        ('p001', 'dm-linear', 'randread-qd1'))):
+        shutil.copyfile(os.path.join(FIXTURES, fx + '.json'), os.path.join(d, 'raw', f'{i}.json'))
+        runs.append({'point': pid, 'device': dev, 'file': f'{i}.json', 's': 1.0})
+    run = {'date': 'D', 'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'wall_s': 5.0,
+           'fio_s': 4.0, 'commands': [], 'runs': runs,
+           'devices': {'preset:pss': {'table': 'T', 'config': 'C'}, 'dm-linear': {'table': 'L'}}}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    path, figs, rows, got = report.finish(s, d, host_wall_s=42.0, icount=True)
+    with open(os.path.join(d, 'run.json')) as fh:
+        check(json.load(fh)['host_wall_s'] == 42.0 and got['icount'] is True, 'extras kept')
+    with open(path) as fh:
+        md = fh.read()
+    check('42 s on the host' in md and 'icount (guest time' in md, 'wall time, icount')
+    with open(os.path.join(d, 'points.csv')) as fh:
+        pts = list(csv.DictReader(fh))
+    check([(r['point'], r['on'], r['side']) for r in pts] ==
+          [('p001', 'preset:pss', 'read'), ('p002', 'preset:pss', 'read'),
+           ('p002', 'preset:pss', 'write'), ('p001', 'dm-linear', 'read')], 'points.csv')
+    check([r[0].key for r in rows] == ['pss.read4k.lat'] and rows[0][5] is not None,
+          f'headline {[r[0].key for r in rows]}: pss QD1 read beside dm-linear')
+    check(set(figs) == set(), f'no figure from these points: {sorted(figs)}')
+
+
 def test_papers_table():
     keys = [f.key for f in papers.FIGURES]
     check(len(keys) == len(set(keys)), 'keys unique')
@@ -567,6 +605,7 @@ def main():
         for fn in (test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors,
                    test_job_files, test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
                    test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
+                   test_finish_from_fixtures,
                    test_papers_table):
             run_case(fn)
     finally:
