@@ -104,53 +104,62 @@ class Guest:
             self.sh(f'dd if=/dev/zero of={fiojob.MOUNT}/fill bs=1M count={fill} oflag=direct '
                     f'status=none')
 
+    def run_point(self, p, dev, k, done):
+        """fio on point p (one job file: warm-up and repetitions) on dev,
+        the k-th device of the spec; blktrace around it if tracing."""
+        spec, total = self.spec, self.spec.runs()
+        out = os.path.join(self.dir, 'raw', f'{p.id}-d{k}.json')
+        # in fio's own time: an icount guest's clock jumps while it
+        # idles, so its elapsed time says little of the host's
+        left = spec.seconds() * (total - done) / total
+        self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
+                 f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
+                 f'{time.monotonic() - self.start:.0f} s on the guest clock so far)')
+        devs = [fiojob.DEVICE, self.backing]
+        tracer = trace.start(devs, TRACE_DIR) if self.tracing else None
+        t = time.monotonic()
+        subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
+                        os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
+                       check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
+        r = {'point': p.id, 'device': dev, 'file': os.path.basename(out),
+             's': time.monotonic() - t}
+        if tracer:
+            r['trace'] = {'dropped': trace.stop(tracer), 'devices': {
+                ('top' if d == fiojob.DEVICE else 'below'): v for d, v in
+                trace.summarize(devs, TRACE_DIR, os.path.join(self.dir, 'trace'),
+                                f'{p.id}-d{k}').items()}}
+            self.sh(f'umount {TRACE_DIR}', record=False)
+        return r
+
     def run(self):
-        spec, start = self.spec, time.monotonic()
+        spec, self.start = self.spec, time.monotonic()
         os.makedirs(os.path.join(self.dir, 'raw'), exist_ok=True)
         fiojob.write_jobs(spec, os.path.join(self.dir, 'jobs'))
-        self.make_backing()
-        devices, runs, fio_s = {}, [], 0.0
-        total = spec.runs()
-        for dev, (target, fullness, sched), pts in spec.plan():
-            k = spec.devices().index(dev)
-            dev = LINEAR if dev == 'linear' else dev
-            devices[dev] = self.create(dev)
-            self.prepare(target, fullness, sched, max(p.size * p.threads for p in pts))
-            for p in pts:
-                out = os.path.join(self.dir, 'raw', f'{p.id}-d{k}.json')
-                done = len(runs)
-                # in fio's own time: an icount guest's clock jumps while
-                # it idles, so its elapsed time says little of the host's
-                left = spec.seconds() * (total - done) / total
-                self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
-                         f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
-                         f'{time.monotonic() - start:.0f} s on the guest clock so far)')
-                devs = [fiojob.DEVICE, self.backing]
-                tracer = trace.start(devs, TRACE_DIR) if self.tracing else None
-                t = time.monotonic()
-                subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
-                                os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
-                               check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
-                took = time.monotonic() - t
-                fio_s += took
-                runs.append({'point': p.id, 'device': dev, 'file': os.path.basename(out),
-                             's': took})
-                if tracer:
-                    runs[-1]['trace'] = {'dropped': trace.stop(tracer), 'devices': {
-                        ('top' if d == fiojob.DEVICE else 'below'): v for d, v in
-                        trace.summarize(devs, TRACE_DIR, os.path.join(self.dir, 'trace'),
-                                        f'{p.id}-d{k}').items()}}
-                    self.sh(f'umount {TRACE_DIR}', record=False)
-            self.cleanup()
+        devices, runs = {}, []
+        try:
+            self.make_backing()
+            for dev, (target, fullness, sched), pts in spec.plan():
+                k = spec.devices().index(dev)
+                dev = LINEAR if dev == 'linear' else dev
+                devices[dev] = self.create(dev)
+                self.prepare(target, fullness, sched, max(p.size * p.threads for p in pts))
+                runs += [self.run_point(p, dev, k, len(runs) + i) for i, p in enumerate(pts)]
+                self.cleanup()
+        except BaseException:
+            try:  # leave nothing behind, and say what failed first
+                self.cleanup()
+                if self.backing:
+                    self.remove_backing()
+            except RuntimeError as e:
+                self.log(f'# cleanup after the failure: {e}')
+            raise
         self.remove_backing()
         return {'kernel': os.uname().release, 'fio': self.sh('fio --version', record=False),
-                'icount': 'icount' in open('/proc/cmdline').read() or
-                os.environ.get('PCM_ICOUNT') == '1',
                 'cpus': os.cpu_count(), 'backing': self.backing,
                 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'devices': devices, 'runs': runs, 'commands': self.commands,
-                'wall_s': time.monotonic() - start, 'fio_s': fio_s,
-                'ramdisk': size_word(spec.ramdisk)}
+                'wall_s': time.monotonic() - self.start,
+                'fio_s': sum(r['s'] for r in runs), 'ramdisk': size_word(spec.ramdisk)}
 
 
 def run(spec, run_dir, log=print, tracing=False):
