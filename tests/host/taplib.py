@@ -33,3 +33,14 @@ def run_case(fn):
 def done():
     print(f'1..{cases}')
     return 1 if failed_cases else 0
+
+
+def run_all(fns, cleanup=None):
+    """Every case of fns, then cleanup() whatever happened; the exit code."""
+    try:
+        for fn in fns:
+            run_case(fn)
+    finally:
+        if cleanup:
+            cleanup()
+    return done()

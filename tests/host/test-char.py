@@ -601,16 +601,12 @@ def test_papers_table():
 
 
 def main():
-    try:
-        for fn in (test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors,
-                   test_job_files, test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
-                   test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
-                   test_finish_from_fixtures,
-                   test_papers_table):
-            run_case(fn)
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
-    return taplib.done()
+    cases = (
+        test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
+        test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
+        test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
+        test_finish_from_fixtures, test_papers_table)
+    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':

@@ -492,16 +492,12 @@ def test_params():
 def main():
     pcmctl.build_lib()      # before stdout is captured
     install_fake_dmsetup()
-    try:
-        for fn in (test_length_matches_model, test_length_readme_example,
-                   test_length_meta_device, test_length_errors, test_create_dry_run,
-                   test_create_remove, test_message, test_status, test_map_simulation,
-                   test_map_randomized, test_map_text_and_errors, test_cli,
-                   test_model, test_params, test_fresh_tree_builds_lib):
-            run_case(fn)
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
-    return taplib.done()
+    cases = (
+        test_length_matches_model, test_length_readme_example, test_length_meta_device,
+        test_length_errors, test_create_dry_run, test_create_remove, test_message, test_status,
+        test_map_simulation, test_map_randomized, test_map_text_and_errors, test_cli, test_model,
+        test_params, test_fresh_tree_builds_lib)
+    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':
