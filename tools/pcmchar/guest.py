@@ -51,9 +51,10 @@ class Guest:
             self.sh(f'modprobe brd rd_nr=1 rd_size={mib * 1024} max_part=0')
             self.backing = '/dev/ram0'
         else:
+            # null_blk loads configfs, which makes /sys/kernel/config
+            self.sh('modprobe null_blk nr_devices=0')
             self.sh('mountpoint -q /sys/kernel/config || mount -t configfs none '
                     '/sys/kernel/config')
-            self.sh('modprobe null_blk nr_devices=0')
             self.sh(f'rmdir {NULLB} 2>/dev/null; mkdir {NULLB} && echo {mib} > {NULLB}/size && '
                     f'echo 1 > {NULLB}/memory_backed && echo 2 > {NULLB}/queue_mode && '
                     f'echo 1 > {NULLB}/power')
