@@ -9,6 +9,7 @@ json+ of point NNN on device K) and run.json (what ran where, the
 commands, the tables and config replies, the wall time)."""
 import json
 import os
+import stat
 import subprocess
 import time
 
@@ -19,6 +20,20 @@ LINEAR = 'dm-linear'
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NULLB = '/sys/kernel/config/nullb/charb'
 TRACE_DIR = '/tmp/pcm-char-bt'  # a tmpfs while tracing
+
+
+def nullb_device():
+    """The block device of the configfs null_blk: named after its
+    directory on recent kernels, nullbINDEX on older ones."""
+    name = os.path.basename(NULLB)
+    if not os.path.exists(f'/sys/block/{name}'):
+        with open(f'{NULLB}/index', encoding='utf-8') as fh:
+            name = f'nullb{fh.read().strip()}'
+    for _ in range(100):  # devtmpfs makes the node; nothing else may have run yet
+        if os.path.exists(f'/dev/{name}') and stat.S_ISBLK(os.stat(f'/dev/{name}').st_mode):
+            return f'/dev/{name}'
+        time.sleep(0.05)
+    raise RuntimeError(f'null_blk: no block device /dev/{name}')
 
 
 class Guest:
@@ -58,7 +73,7 @@ class Guest:
             self.sh(f'rmdir {NULLB} 2>/dev/null; mkdir {NULLB} && echo {mib} > {NULLB}/size && '
                     f'echo 1 > {NULLB}/memory_backed && echo 2 > {NULLB}/queue_mode && '
                     f'echo 1 > {NULLB}/power')
-            self.backing = f'/dev/nullb{self.sh(f"cat {NULLB}/index", record=False)}'
+            self.backing = nullb_device()
         self.sh(f'dd if=/dev/zero of={self.backing} bs=1M count={mib} oflag=direct status=none')
 
     def remove_backing(self):
