@@ -16,6 +16,14 @@ BTT_RE = re.compile(r'^(Q2C|D2C|Q2D)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)
 REMAP_RE = re.compile(r'\sA\s+\S+\s+(\d+)\s+\+\s+(\d+)\s+<-\s+\((\d+),\s*(\d+)\)\s+(\d+)\s*$')
 
 
+def kernel_name(dev):
+    """The kernel's name of block device dev (dm-0 for /dev/mapper/NAME,
+    which dmsetup makes a node of its own, not a link, where no udev runs)."""
+    rdev = os.stat(dev).st_rdev
+    link = f'/sys/dev/block/{os.major(rdev)}:{os.minor(rdev)}'
+    return os.path.basename(os.readlink(link))
+
+
 def start(devs, tdir):
     """blktrace of every device of devs into tdir (a fresh tmpfs); returns
     once it traces them all."""
@@ -27,8 +35,7 @@ def start(devs, tdir):
     for d in devs:
         args += ['-d', d]
     proc = subprocess.Popen(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    relays = [f'/sys/kernel/debug/block/{os.path.basename(os.path.realpath(d))}/trace0'
-              for d in devs]
+    relays = [f'/sys/kernel/debug/block/{kernel_name(d)}/trace0' for d in devs]
     while not all(os.path.exists(r) for r in relays):
         if proc.poll() is not None:
             raise RuntimeError(f'blktrace failed: {proc.stdout.read()}')
@@ -77,7 +84,7 @@ def summarize(devs, tdir, outdir, name):
     os.makedirs(outdir, exist_ok=True)
     out = {}
     for d in devs:
-        base = os.path.basename(os.path.realpath(d))
+        base = kernel_name(d)
         dump = os.path.join(tdir, f'{base}.bin')
         subprocess.run(['blkparse', '-q', '-i', base, '-D', tdir, '-d', dump, '-o', '/dev/null'],
                        check=True)
