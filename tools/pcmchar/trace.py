@@ -36,9 +36,13 @@ def start(devs, tdir):
         args += ['-d', d]
     proc = subprocess.Popen(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     relays = [f'/sys/kernel/debug/block/{kernel_name(d)}/trace0' for d in devs]
+    deadline = time.monotonic() + 60
     while not all(os.path.exists(r) for r in relays):
         if proc.poll() is not None:
             raise RuntimeError(f'blktrace failed: {proc.stdout.read()}')
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f'blktrace: no {" ".join(relays)} after 60 s')
         time.sleep(0.05)
     time.sleep(1)  # it creates the relay files, then starts
     return proc
