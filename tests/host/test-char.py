@@ -541,6 +541,12 @@ REMAPS = '''  1,0    0       11     0.000123456  1234  A   W 4104 + 8 <- (253,0)
 
 
 def test_trace_parsing():
+    # btt's real output on brd (6.12 VM, 100 4 KiB direct writes of dd): no D2C,
+    # a bio-based device
+    with open(os.path.join(os.path.dirname(FIXTURES), 'btt-ram0.txt')) as fh:
+        real = trace.parse_btt(fh.read())
+    check(set(real) == {'Q2C'} and abs(real['Q2C'][1] - 23.701) < 1e-6 and
+          real['Q2C'][3] == 100, f'real btt: {real}')
     got = trace.parse_btt(BTT)
     check(set(got) == {'Q2C', 'D2C'} and abs(got['Q2C'][1] - 38.212) < 1e-6 and
           got['Q2C'][3] == 21434 and abs(got['D2C'][0] - 1.0) < 1e-9,

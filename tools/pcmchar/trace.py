@@ -91,9 +91,10 @@ def summarize(devs, tdir, outdir, name):
         base = kernel_name(d)
         dump = os.path.join(tdir, f'{base}.bin')
         subprocess.run(['blkparse', '-q', '-i', base, '-D', tdir, '-d', dump, '-o', '/dev/null'],
-                       check=True)
+                       check=True, stderr=subprocess.DEVNULL)  # not its "Input file" lines
+        # in tdir: btt writes files of its own where it runs
         btt = subprocess.run(['btt', '-i', dump], text=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL).stdout
+                             stderr=subprocess.DEVNULL, cwd=tdir).stdout
         events = subprocess.run(['blkparse', '-q', '-i', base, '-D', tdir], text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
         remaps = ''.join(line + '\n' for line in events.splitlines() if REMAP_RE.search(line))
