@@ -451,7 +451,9 @@ def test_figure_gap():
     fig, _, rows = figures.onyx_fig6(res)
     ax, ax2 = fig.axes
     bw = [l for l in ax.get_lines() if l.get_label().endswith('bandwidth')][0]
-    check(list(bw.get_xdata()) == [1, 16, 128, 1024] and bw.get_label() ==
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    check(ticks == ['1', '16', '128', 'off'], f'ticks {ticks}')
+    check(list(bw.get_xdata()) == [1, 16, 128, 512] and bw.get_label() ==
           'preset:onyx: bandwidth', f'{bw.get_label()} {list(bw.get_xdata())}')
     check('MB/s' in ax.get_ylabel() and 'us' in ax2.get_ylabel() and
           'gap write interval' in ax.get_xlabel(), 'two labelled axes')

@@ -197,21 +197,25 @@ def onyx_fig6(res):
     if not byrest:
         return None
     fig, ax = new_figure("Onyx Fig. 6: start-gap's impact", 'gap write interval (writes '
-                         'per gap move; 0: off, drawn at 1024)', 'write bandwidth (MB/s)')
+                         'per gap move)', 'write bandwidth (MB/s)')
+    # off (0) drawn right of the largest interval
+    off = 4 * max([g for pts in byrest.values() for g in pts if g] or [256])
     ax2 = ax.twinx()
     ax2.set_ylabel('mean write latency (us)')
     rows = []
     rests = [r for _, r in byrest]
     for (base, rest), pts in byrest.items():
         xs = sorted(pts, key=lambda g: g or 1 << 30)
-        at = [g or 1024 for g in xs]
+        at = [g or off for g in xs]
         bw = [R.value(pts[g], 'write', 'mbps') for g in xs]
         lat = [R.value(pts[g], 'write', 'clat_mean_us') for g in xs]
         lab = label(base, rest, rests)
         ax.plot(at, bw, marker='o', label=f'{lab}: bandwidth')
         ax2.plot(at, lat, marker='s', linestyle=':', label=f'{lab}: latency')
         rows += [[base, label('', rest, rests), g, b, l] for g, b, l in zip(xs, bw, lat)]
-    log2_axis(ax, [g or 1024 for pts in byrest.values() for g in pts])
+    log2_axis(ax, [g or off for pts in byrest.values() for g in pts])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: 'off' if v == off else f'{v:g}'))
     ax.axvline(128, label="Onyx's default interval (128)", color='grey', linewidth=0.8)
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
