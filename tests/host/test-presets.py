@@ -91,7 +91,8 @@ def onyx():
                          'completion:early', ios=4000))
         note(key, f'{(early["mbps"] / late["mbps"] - 1) * 100:+.0f} %',
              'the model\'s controllers buffer without bound, so early completion '
-             'gains all or nothing where Onyx\'s transfer buffers fill', paper=f'+{PAPER[key].value} %')
+             'gains all or nothing where Onyx\'s transfer buffers fill',
+             paper=f'+{PAPER[key].value} %')
 
 
 def pss():

@@ -53,7 +53,8 @@ expect "it printed pss's and onyx's QD1 read latency beside their papers" \
 	bash -c "grep -q '^pss: 4 KB random read, QD1, latency ' /tmp/demo.out &&
 		grep -q '^onyx: 4 KB random read, QD1, latency ' /tmp/demo.out &&
 		grep -q '^report:  $out/char/demo/report.md' /tmp/demo.out"
-expect "the report has every section, the CSVs every point asked for" python3 - $out/char/demo <<'PY'
+expect "the report has every section, the CSVs every point asked for" \
+	python3 - $out/char/demo <<'PY'
 import csv, os, sys
 d = sys.argv[1]
 ok = True
