@@ -91,7 +91,7 @@ def summarize(devs, tdir, outdir, name):
         base = kernel_name(d)
         dump = os.path.join(tdir, f'{base}.bin')
         subprocess.run(['blkparse', '-q', '-i', base, '-D', tdir, '-d', dump, '-o', '/dev/null'],
-                       check=True, stderr=subprocess.DEVNULL)  # not its "Input file" lines
+                       check=True, stdout=subprocess.DEVNULL)  # its "Input file" lines
         # in tdir: btt writes files of its own where it runs
         btt = subprocess.run(['btt', '-i', dump], text=True, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, cwd=tdir).stdout
