@@ -549,6 +549,11 @@ def test_trace_parsing():
         real = trace.parse_btt(fh.read())
     check(set(real) == {'Q2C'} and abs(real['Q2C'][1] - 23.701) < 1e-6 and
           real['Q2C'][3] == 100, f'real btt: {real}')
+    # and on dm-pcm (preset:pss, QD1 random writes, icount): btt's dm rows
+    with open(os.path.join(os.path.dirname(FIXTURES), 'btt-dm.txt')) as fh:
+        real = trace.parse_btt(fh.read())
+    check(set(real) == {'Q2C'} and abs(real['Q2C'][1] - 48.907) < 1e-6 and
+          real['Q2C'][3] == 7875, f'real btt of dm-0: {real}')
     got = trace.parse_btt(BTT)
     check(set(got) == {'Q2C', 'D2C'} and abs(got['Q2C'][1] - 38.212) < 1e-6 and
           got['Q2C'][3] == 21434 and abs(got['D2C'][0] - 1.0) < 1e-9,

@@ -11,7 +11,8 @@ import signal
 import subprocess
 import time
 
-BTT_RE = re.compile(r'^(Q2C|D2C|Q2D)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)', re.M)
+# btt's rows: Q2C, or Q2Cdm for a device-mapper device
+BTT_RE = re.compile(r'^(Q2C|D2C|Q2D)(?:dm)?\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)', re.M)
 # blkparse's default line of a remap: "... A W 4104 + 8 <- (253,0) 8"
 REMAP_RE = re.compile(r'\sA\s+\S+\s+(\d+)\s+\+\s+(\d+)\s+<-\s+\((\d+),\s*(\d+)\)\s+(\d+)\s*$')
 
