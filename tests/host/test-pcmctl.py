@@ -18,10 +18,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import traceback
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import taplib  # noqa: E402
+from taplib import check, run_case  # noqa: E402
 
 FAKE_DMSETUP = r'''#!/bin/sh
 # fake dmsetup: answers from files in $FAKE_DM, logs every call
@@ -34,33 +37,6 @@ create|remove) ;;
 *) echo "fake dmsetup: $1?" >&2; exit 1 ;;
 esac
 '''
-
-# ---------------------------------------------------------------------------
-# TAP, as tap.h: a case runs any number of checks
-
-cases = failed_cases = checks = case_failures = 0
-
-
-def check(cond, msg):
-    global checks, case_failures
-    checks += 1
-    if not cond:
-        case_failures += 1
-        print(f'#   check failed: {msg}')
-    return cond
-
-
-def run_case(fn):
-    global cases, failed_cases, case_failures
-    before, case_failures = checks, 0
-    try:
-        fn()
-    except Exception:   # a crash fails the case, not the run
-        check(False, 'exception:\n# ' + traceback.format_exc().replace('\n', '\n# '))
-    cases += 1
-    failed_cases += bool(case_failures)
-    print(f"{'not ' if case_failures else ''}ok {cases} - {fn.__name__} "
-          f'({checks - before} checks)', flush=True)
 
 
 # ---------------------------------------------------------------------------
@@ -516,17 +492,12 @@ def test_params():
 def main():
     pcmctl.build_lib()      # before stdout is captured
     install_fake_dmsetup()
-    try:
-        for fn in (test_length_matches_model, test_length_readme_example,
-                   test_length_meta_device, test_length_errors, test_create_dry_run,
-                   test_create_remove, test_message, test_status, test_map_simulation,
-                   test_map_randomized, test_map_text_and_errors, test_cli,
-                   test_model, test_params, test_fresh_tree_builds_lib):
-            run_case(fn)
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
-    print(f'1..{cases}')
-    return 1 if failed_cases else 0
+    cases = (
+        test_length_matches_model, test_length_readme_example, test_length_meta_device,
+        test_length_errors, test_create_dry_run, test_create_remove, test_message, test_status,
+        test_map_simulation, test_map_randomized, test_map_text_and_errors, test_cli, test_model,
+        test_params, test_fresh_tree_builds_lib)
+    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':

@@ -47,5 +47,44 @@ check('no move failed, metadata ok', st['move_errors'] == 0 and st['metadata'] =
 check("the demo's own checks all passed", all(c['ok'] for c in s['checks']))
 sys.exit(0 if ok else 1)
 PY
+# the characterization (tools/char/demo.toml, --short: its QD1 points):
+# pss and onyx beside their papers, the report, its figures and CSVs
+expect "it printed pss's and onyx's QD1 read latency beside their papers" \
+	bash -c "grep -q '^pss: 4 KB random read, QD1, latency ' /tmp/demo.out &&
+		grep -q '^onyx: 4 KB random read, QD1, latency ' /tmp/demo.out &&
+		grep -q '^report:  $out/char/demo/report.md' /tmp/demo.out"
+expect "the report has every section, the CSVs every point asked for" \
+	python3 - $out/char/demo <<'PY'
+import csv, os, sys
+d = sys.argv[1]
+ok = True
+def check(what, cond):
+    global ok
+    print(f"# {'ok' if cond else 'FAILED'}: {what}")
+    ok &= bool(cond)
+md = open(os.path.join(d, 'report.md')).read()
+for s in ('# dm-pcm characterization: demo', '## Paper vs dm-pcm', '## Figures', '## Points',
+          '## blktrace', '## Devices', '## Commands', '## Spec'):
+    check(f'section {s}', f'\n{s}\n' in '\n' + md)
+rows = list(csv.DictReader(open(os.path.join(d, 'points.csv'))))
+runs = sorted((r['on'], r['rw'], r['iodepth'], r['side']) for r in rows)
+want = sorted((dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx', 'dm-linear')
+              for rw in ('randread', 'randwrite'))
+check(f'points.csv: each QD1 point on pss, onyx and dm-linear: {runs}', runs == want)
+check('ext4, 2 repetitions each, IOPS > 0',
+      all(r['target'] == 'ext4' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
+lat = {(r['on'], r['rw']): float(r['clat_mean_us']) for r in rows}
+# a completion is held to its modeled instant: pss's 4 KiB read, 35 us
+check(f"pss reads held: {lat[('preset:pss', 'randread')]:.1f} us >= 31.5",
+      lat[('preset:pss', 'randread')] >= 31.5)
+check('job files', all('stonewall' in open(os.path.join(d, 'jobs', f)).read()
+                       for f in os.listdir(os.path.join(d, 'jobs'))))
+fig = os.path.join(d, 'figures', 'pss-cdf')
+check('the PSS CDF: PNG and CSV', os.path.getsize(fig + '.png') > 0 and
+      len(open(fig + '.csv').read().splitlines()) > 3)
+check('the devices: table line and config reply', md.count('dmsetup table: 0 ') == 3 and
+      'config: ' in md)
+sys.exit(0 if ok else 1)
+PY
 expect "the device and the ramdisk are gone" bash -c "! dmsetup info pcm-demo >/dev/null 2>&1 && [ ! -e /sys/module/brd ]"
 finish

@@ -1,0 +1,275 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The papers' figures redrawn from a run's points, each a PNG with the CSV
+of what it plots beside it.  A figure is drawn when the run has points for
+it (the spec decides), and the papers' values, where they give one, are
+drawn beside dm-pcm's (papers.py).
+
+  psd-fig1   random / sequential mean latency vs I/O depth, read and write
+  psd-fig2   write / read mean latency vs I/O depth, random and sequential
+  psd-fig3   throughput vs read share (rw, randrw), normalized to 50/50
+  onyx-fig4  bandwidth vs access size: read, write, 50/50
+  onyx-fig6  write bandwidth and latency vs the gap interval
+  pss-cdf    QD1 random-write latency distribution, 99.9 % point marked
+
+Each builder takes results, [(point, device label, stats)], and returns
+(figure, CSV head, CSV rows), or None without the points it needs.
+"""
+import os
+
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import results as R  # noqa: E402
+from .papers import BY_KEY as PAPER  # noqa: E402
+from .spec import parse_size, size_word  # noqa: E402
+
+PAPER_STYLE = {'color': 'black', 'linestyle': '--', 'linewidth': 1}
+
+
+def groups(res, keep, where):
+    """{(device, rest): {kept axes tuple: stats}}: results passing where(p),
+    keyed by device and the axes not in keep (a series each), then by the
+    kept axes (the points of a series)."""
+    out = {}
+    for p, dev, st in res:
+        if not where(p):
+            continue
+        rest = tuple((k, v) for k, v in p.axes.items() if k not in keep + ('device',))
+        out.setdefault((dev, rest), {})[tuple(p.axes[k] for k in keep)] = st
+    return out
+
+
+def label(dev, rest, all_rests):
+    """The series label: the device, and the axes that tell this series
+    from the others of the figure."""
+    varying = {k for r in all_rests for k, v in r if any(dict(o).get(k) != v for o in all_rests)}
+    extra = ' '.join(f'{k}={size_word(v) if k in ("bs", "size") else v}'
+                     for k, v in rest if k in varying)
+    return f'{dev} {extra}'.strip()
+
+
+def new_figure(title, xlabel, ylabel):
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=100)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def log2_axis(ax, xs):
+    """A log2 x axis with a plain tick at each value drawn."""
+    ax.set_xscale('log', base=2)
+    ax.set_xticks(sorted(set(xs)))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f'{v:g}'))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def ratio_figure(res, pairs, paper_key, title, ylabel, what):
+    """Mean-latency ratios vs I/O depth: pairs [(series name, numerator rw,
+    denominator rw)]; the paper's value as a dashed line."""
+    rows, lines = [], []
+    for name, num, den in pairs:
+        g = groups(res, ('rw', 'iodepth'), lambda p, a=num, b=den: p.rw in (a, b))
+        rests = [rest for _, rest in g]
+        for (dev, rest), pts in g.items():
+            side = 'read' if num.endswith('read') else 'write'
+            den_side = 'read' if den.endswith('read') else 'write'
+            xs = sorted(d for rw, d in pts if rw == num and (den, d) in pts)
+            ys = []
+            for d in xs:
+                a = R.value(pts[(num, d)], side, 'clat_mean_us')
+                b = R.value(pts[(den, d)], den_side, 'clat_mean_us')
+                ys.append(a / b)
+                rows.append([dev, name, label('', rest, rests), d, a, b, a / b])
+            if xs:
+                lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
+    if not lines:
+        return None
+    fig, ax = new_figure(title, 'I/O depth (requests in flight)', ylabel)
+    for lab, xs, ys in lines:
+        ax.plot(xs, ys, marker='o', label=lab)
+    f = PAPER[paper_key]
+    ax.axhline(f.value, label=f'{f.source}: {what}', **PAPER_STYLE)
+    log2_axis(ax, [x for _, xs, _ in lines for x in xs])
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    return fig, ['device', 'series', 'axes', 'iodepth', 'numerator_us', 'denominator_us',
+                 'ratio'], rows
+
+
+def psd_fig1(res):
+    return ratio_figure(res, [('read', 'randread', 'read'), ('write', 'randwrite', 'write')],
+                        'psd.randseq.read', 'PSD Fig. 1: sensitivity to randomness',
+                        'random / sequential mean latency (x)', 'random ~ sequential (1x)')
+
+
+def psd_fig2(res):
+    return ratio_figure(res, [('random', 'randwrite', 'randread'), ('sequential', 'write', 'read')],
+                        'psd.writeread', 'PSD Fig. 2: write / read imbalance',
+                        'write / read mean latency (x)', 'up to 19x')
+
+
+def psd_fig3(res):
+    g = groups(res, ('rw', 'rwmixread'), lambda p: p.rw in ('rw', 'randrw'))
+    rests = [rest for _, rest in g]
+    rows, lines = [], []
+    for (dev, rest), pts in g.items():
+        for rw in ('randrw', 'rw'):
+            mix = sorted(m for r, m in pts if r == rw)
+            base = pts.get((rw, 50))
+            if not mix or not base:
+                continue
+            b = R.total(base, 'iops')
+            ys = [R.total(pts[(rw, m)], 'iops') / b for m in mix]
+            for m, y in zip(mix, ys):
+                rows.append([dev, rw, label('', rest, rests), m, R.total(pts[(rw, m)], 'iops'), y])
+            kind = 'random' if rw == 'randrw' else 'sequential'
+            lines.append((f'{label(dev, rest, rests)}: {kind}', mix, ys))
+    if not lines:
+        return None
+    fig, ax = new_figure('PSD Fig. 3: sensitivity to the read/write mix (paper: 50 % full, '
+                         'depth 64)', 'reads (% of requests)', 'IOPS / IOPS at 50/50 (x)')
+    for lab, xs, ys in lines:
+        ax.plot(xs, ys, marker='o', label=lab)
+    ax.axhline(1, color='grey', linewidth=0.5)
+    ax.legend(fontsize=8)
+    return fig, ['device', 'rw', 'axes', 'rwmixread', 'iops', 'normalized'], rows
+
+
+def onyx_fig4(res):
+    ops = (('read', 'randread', lambda st: R.value(st, 'read', 'mbps')),
+           ('write', 'randwrite', lambda st: R.value(st, 'write', 'mbps')),
+           ('50/50', 'randrw', lambda st: R.total(st, 'mbps')))
+    g = groups(res, ('rw', 'bs'), lambda p: p.rw in ('randread', 'randwrite') or
+               (p.rw == 'randrw' and p.rwmixread == 50))
+    rests = [rest for _, rest in g]
+    rows, lines = [], []
+    for (dev, rest), pts in g.items():
+        for name, rw, get in ops:
+            xs = sorted(bs for r, bs in pts if r == rw)
+            if len(xs) < 2:
+                continue  # one size is no curve
+            ys = [get(pts[(rw, bs)]) for bs in xs]
+            rows += [[dev, name, label('', rest, rests), x, y] for x, y in zip(xs, ys)]
+            lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
+    if not lines:
+        return None
+    fig, ax = new_figure('Onyx Fig. 4: bandwidth vs access size', 'access size (bytes)',
+                         'bandwidth (MB/s)')
+    for lab, xs, ys in lines:
+        ax.plot(xs, ys, marker='o', label=lab)
+    for key in ('onyx.read512.iops', 'onyx.read4k.iops', 'onyx.read1m.mbps',
+                'onyx.write1m.mbps'):
+        f = PAPER[key]
+        bs = parse_size('bs', f.bs)
+        mbps = f.value * bs / 1e6 if f.unit == 'IOPS' else f.value
+        marker = 'x' if f.side == 'read' else '+'
+        ax.plot([bs], [mbps], marker=marker, markersize=10, linestyle='none', color='black',
+                label=f'Onyx paper: {f.what}')
+        rows.append(['Onyx paper', f.key, f.what, bs, mbps])
+    log2_axis(ax, [x for _, xs, _ in lines for x in xs])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: size_word(int(v)) if v >= 512 else f'{v:g}'))
+    ax.set_yscale('log')  # 512 B reads and 1 MB writes on one page
+    ax.legend(fontsize=7)
+    return fig, ['device', 'op', 'axes', 'bs', 'mbps'], rows
+
+
+def gap_of(dev):
+    for w in dev.split():
+        if w.startswith('gap_interval:'):
+            return int(w.split(':')[1])
+    return None
+
+
+def onyx_fig6(res):
+    byrest = {}
+    for p, dev, st in res:
+        g = gap_of(dev)
+        if g is None or p.rw != 'randwrite':
+            continue
+        base = ' '.join(w for w in dev.split() if not w.startswith('gap_interval:'))
+        key = (base, tuple(sorted((k, v) for k, v in p.axes.items() if k != 'device')))
+        byrest.setdefault(key, {})[g] = st
+    byrest = {k: v for k, v in byrest.items() if len(v) > 1}
+    if not byrest:
+        return None
+    fig, ax = new_figure("Onyx Fig. 6: start-gap's impact", 'gap write interval (writes '
+                         'per gap move)', 'write bandwidth (MB/s)')
+    # off (0) drawn right of the largest interval
+    off = 4 * max([g for pts in byrest.values() for g in pts if g] or [256])
+    ax2 = ax.twinx()
+    ax2.set_ylabel('mean write latency (us)')
+    rows = []
+    rests = [r for _, r in byrest]
+    for (base, rest), pts in byrest.items():
+        xs = sorted(pts, key=lambda g: g or 1 << 30)
+        at = [g or off for g in xs]
+        bw = [R.value(pts[g], 'write', 'mbps') for g in xs]
+        lat = [R.value(pts[g], 'write', 'clat_mean_us') for g in xs]
+        lab = label(base, rest, rests)
+        ax.plot(at, bw, marker='o', label=f'{lab}: bandwidth')
+        ax2.plot(at, lat, marker='s', linestyle=':', label=f'{lab}: latency')
+        rows += [[base, label('', rest, rests), g, b, l] for g, b, l in zip(xs, bw, lat)]
+    log2_axis(ax, [g or off for pts in byrest.values() for g in pts])
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: 'off' if v == off else f'{v:g}'))
+    ax.axvline(128, label="Onyx's default interval (128)", color='grey', linewidth=0.8)
+    h1, l1 = ax.get_legend_handles_labels()
+    h2, l2 = ax2.get_legend_handles_labels()
+    ax.legend(h1 + h2, l1 + l2, fontsize=7, loc='center right')
+    return fig, ['device', 'axes', 'gap_interval', 'write_mbps', 'write_clat_mean_us'], rows
+
+
+def pss_cdf(res):
+    g = groups(res, (), lambda p: p.rw == 'randwrite' and p.iodepth == 1)
+    if not g:
+        return None
+    rests = [rest for _, rest in g]
+    fig, ax = new_figure('PSS: QD1 random-write latency distribution', 'completion latency (us)',
+                         'fraction of writes completed (CDF)')
+    rows = []
+    for (dev, rest), pts in g.items():
+        st = pts[()]
+        bins = st['write']['bins']
+        if not bins:
+            continue
+        c = R.cdf(bins)
+        lab = label(dev, rest, rests)
+        line, = ax.plot([x for x, _ in c], [y for _, y in c], drawstyle='steps-post', label=lab)
+        p999 = R.percentile_us(bins, 99.9)
+        ax.plot([p999], [0.999], marker='o', color=line.get_color(), linestyle='none',
+                label=f'{lab}: 99.9 % within {p999:.0f} us')
+        rows += [[dev, label('', rest, rests), x, y] for x, y in c]
+    f, top = PAPER['pss.write4k.p999'], PAPER['pss.write4k.max']
+    ax.plot([f.value], [0.999], marker='*', markersize=12, color='black', linestyle='none',
+            label=f'PSS paper: 99.9 % within {f.value:g} us')
+    ax.axvline(top.value, label=f'PSS paper: highest {top.value:g} us', **PAPER_STYLE)
+    ax.set_xscale('log')
+    ax.set_ylim(0, 1.02)
+    ax.legend(fontsize=7, loc='lower right')
+    return fig, ['device', 'axes', 'latency_us', 'fraction'], rows
+
+
+BUILDERS = {'psd-fig1': psd_fig1, 'psd-fig2': psd_fig2, 'psd-fig3': psd_fig3,
+            'onyx-fig4': onyx_fig4, 'onyx-fig6': onyx_fig6, 'pss-cdf': pss_cdf}
+
+
+def draw_all(res, outdir):
+    """Every figure the run has points for: {name: (png path, csv path)}."""
+    os.makedirs(outdir, exist_ok=True)
+    made = {}
+    for name, build in BUILDERS.items():
+        out = build(res)
+        if out is None:
+            continue
+        fig, head, rows = out
+        png, csv = (os.path.join(outdir, f'{name}.{ext}') for ext in ('png', 'csv'))
+        fig.tight_layout()
+        fig.savefig(png)
+        plt.close(fig)
+        R.write_csv(csv, head, rows)
+        made[name] = (png, csv)
+    return made

@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The part of a characterization that runs where the module is loaded
+(the VM, or the host with --native): the backing ramdisk, each device in
+turn as char-dut (every dm-pcm device of the spec, then the dm-linear
+baseline), file systems, fullness, schedulers, and fio on every point.
+
+Writes into the run's directory: jobs/pNNN.fio, raw/pNNN-dK.json (fio's
+json+ of point NNN on device K) and run.json (what ran where, the
+commands, the tables and config replies, the wall time)."""
+import json
+import os
+import stat
+import subprocess
+import time
+
+from . import fiojob, trace
+from .spec import size_word
+
+LINEAR = 'dm-linear'
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NULLB = '/sys/kernel/config/nullb/charb'
+TRACE_DIR = '/tmp/pcm-char-bt'  # a tmpfs while tracing
+
+
+def nullb_device():
+    """The block device of the configfs null_blk: named after its
+    directory on recent kernels, nullbINDEX on older ones."""
+    name = os.path.basename(NULLB)
+    if not os.path.exists(f'/sys/block/{name}'):
+        with open(f'{NULLB}/index', encoding='utf-8') as fh:
+            name = f'nullb{fh.read().strip()}'
+    for _ in range(100):  # devtmpfs makes the node; nothing else may have run yet
+        if os.path.exists(f'/dev/{name}') and stat.S_ISBLK(os.stat(f'/dev/{name}').st_mode):
+            return f'/dev/{name}'
+        time.sleep(0.05)
+    raise RuntimeError(f'null_blk: no block device /dev/{name}')
+
+
+class Guest:
+    def __init__(self, spec, run_dir, log=print, tracing=False):
+        self.spec, self.dir, self.log, self.tracing = spec, run_dir, log, tracing
+        self.commands = []
+        self.backing = None
+
+    def sh(self, cmd, record=True):
+        """Run cmd (from the repository, as the report shows it); its stdout."""
+        if record:
+            self.commands.append(cmd)
+        res = subprocess.run(cmd, shell=True, cwd=TOP, text=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        if res.returncode:
+            raise RuntimeError(f'"{cmd}" failed (exit {res.returncode}): {res.stderr.strip()}')
+        return res.stdout.strip()
+
+    def cleanup(self):
+        self.sh(f'umount {fiojob.MOUNT} 2>/dev/null; dmsetup remove {fiojob.DEVICE_NAME} '
+                '2>/dev/null; true', record=False)
+
+    def make_backing(self):
+        """brd, or a memory-backed blk-mq null_blk (configfs: any size in
+        MiB), filled once so every page is allocated before any timing."""
+        mib = self.spec.ramdisk >> 20
+        self.cleanup()
+        if self.spec.backing == 'brd':
+            self.sh('rmmod brd 2>/dev/null; true', record=False)
+            self.sh(f'modprobe brd rd_nr=1 rd_size={mib * 1024} max_part=0')
+            self.backing = '/dev/ram0'
+        else:
+            # null_blk loads configfs, which makes /sys/kernel/config
+            self.sh('modprobe null_blk nr_devices=0')
+            self.sh('mountpoint -q /sys/kernel/config || mount -t configfs none '
+                    '/sys/kernel/config')
+            self.sh(f'rmdir {NULLB} 2>/dev/null; mkdir {NULLB} && echo {mib} > {NULLB}/size && '
+                    f'echo 1 > {NULLB}/memory_backed && echo 2 > {NULLB}/queue_mode && '
+                    f'echo 1 > {NULLB}/power')
+            self.backing = nullb_device()
+        self.sh(f'dd if=/dev/zero of={self.backing} bs=1M count={mib} oflag=direct status=none')
+
+    def remove_backing(self):
+        self.cleanup()
+        if self.spec.backing == 'brd':
+            self.sh('rmmod brd', record=False)
+        else:
+            self.sh(f'echo 0 > {NULLB}/power; rmdir {NULLB}; rmmod null_blk', record=False)
+
+    def create(self, dev):
+        """char-dut as dev (table words, or dm-linear): {table, config}."""
+        if dev == LINEAR:
+            sectors = self.sh(f'blockdev --getsz {self.backing}', record=False)
+            self.sh(f'dmsetup create {fiojob.DEVICE_NAME} --table '
+                    f'"0 {sectors} linear {self.backing} 0"')
+            return {'table': self.sh(f'dmsetup table {fiojob.DEVICE_NAME}', record=False)}
+        # format: a fresh geometry whatever the last device left
+        self.sh(f'tools/pcmctl create {fiojob.DEVICE_NAME} {self.backing} {dev} format')
+        return {'table': self.sh(f'dmsetup table {fiojob.DEVICE_NAME}', record=False),
+                'config': self.sh(f'tools/pcmctl message {fiojob.DEVICE_NAME} config',
+                                  record=False)}
+
+    def prepare(self, target, fullness, scheduler, need):
+        """The file system (or none), filled to fullness percent; need: the
+        bytes the points' files take."""
+        dev = fiojob.DEVICE
+        sched = f'/sys/block/{os.path.basename(self.backing)}/queue/scheduler'
+        if self.spec.backing != 'brd':
+            self.sh(f'echo {scheduler} > {sched}')
+        if target == 'raw':
+            size = int(self.sh(f'blockdev --getsize64 {dev}', record=False))
+            fill = size * fullness // 100 >> 20
+            if fill:  # the end of the device: fio's files are at its start
+                self.sh(f'dd if=/dev/zero of={dev} bs=1M seek={(size >> 20) - fill} '
+                        f'count={fill} oflag=direct status=none')
+            return
+        # 4 KiB blocks: mke2fs picks 1 KiB on a small device, and 4 KiB
+        # file I/O would then straddle rows
+        self.sh(f'mkfs.{target} -q -F -b 4096 {dev}')
+        self.sh(f'mkdir -p {fiojob.MOUNT} && mount {dev} {fiojob.MOUNT}')
+        st = os.statvfs(fiojob.MOUNT)
+        fill = (st.f_blocks * st.f_frsize * fullness // 100 - need) >> 20
+        if fill > 0:
+            self.sh(f'dd if=/dev/zero of={fiojob.MOUNT}/fill bs=1M count={fill} oflag=direct '
+                    f'status=none')
+
+    def run_point(self, p, dev, k, done):
+        """fio on point p (one job file: warm-up and repetitions) on dev,
+        the k-th device of the spec; blktrace around it if tracing."""
+        spec, total = self.spec, self.spec.runs()
+        out = os.path.join(self.dir, 'raw', f'{p.id}-d{k}.json')
+        # in fio's own time: an icount guest's clock jumps while it
+        # idles, so its elapsed time says little of the host's
+        left = spec.seconds() * (total - done) / total
+        self.log(f'# {done + 1}/{total}: {p.id} on {dev}: {p.describe()} '
+                 f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
+                 f'{time.monotonic() - self.start:.0f} s on the guest clock so far)')
+        devs = [fiojob.DEVICE, self.backing]
+        tracer = trace.start(devs, TRACE_DIR) if self.tracing else None
+        t = time.monotonic()
+        subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
+                        os.path.join(self.dir, 'jobs', f'{p.id}.fio')],
+                       check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
+        r = {'point': p.id, 'device': dev, 'file': os.path.basename(out),
+             's': time.monotonic() - t}
+        if tracer:
+            r['trace'] = {'dropped': trace.stop(tracer), 'devices': {
+                ('top' if d == fiojob.DEVICE else 'below'): v for d, v in
+                trace.summarize(devs, TRACE_DIR, os.path.join(self.dir, 'trace'),
+                                f'{p.id}-d{k}').items()}}
+            self.sh(f'umount {TRACE_DIR}', record=False)
+        return r
+
+    def run(self):
+        spec, self.start = self.spec, time.monotonic()
+        os.makedirs(os.path.join(self.dir, 'raw'), exist_ok=True)
+        fiojob.write_jobs(spec, os.path.join(self.dir, 'jobs'))
+        devices, runs = {}, []
+        try:
+            self.make_backing()
+            for dev, (target, fullness, sched), pts in spec.plan():
+                k = spec.devices().index(dev)
+                dev = LINEAR if dev == 'linear' else dev
+                devices[dev] = self.create(dev)
+                self.prepare(target, fullness, sched, max(p.size * p.threads for p in pts))
+                runs += [self.run_point(p, dev, k, len(runs) + i) for i, p in enumerate(pts)]
+                self.cleanup()
+        except BaseException:
+            try:  # leave nothing behind, and say what failed first
+                self.cleanup()
+                if self.backing:
+                    self.remove_backing()
+            except RuntimeError as e:
+                self.log(f'# cleanup after the failure: {e}')
+            raise
+        self.remove_backing()
+        return {'kernel': os.uname().release, 'fio': self.sh('fio --version', record=False),
+                'cpus': os.cpu_count(), 'backing': self.backing,
+                'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                'devices': devices, 'runs': runs, 'commands': self.commands,
+                'wall_s': time.monotonic() - self.start,
+                'fio_s': sum(r['s'] for r in runs), 'ramdisk': size_word(spec.ramdisk)}
+
+
+def run(spec, run_dir, log=print, tracing=False):
+    """Run spec (with blktrace around every fio run if tracing), write
+    run_dir/run.json; returns it."""
+    info = Guest(spec, run_dir, log, tracing).run()
+    with open(os.path.join(run_dir, 'run.json'), 'w', encoding='utf-8') as fh:
+        json.dump(info, fh, indent=1)
+    return info

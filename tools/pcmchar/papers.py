@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The papers' figures that the presets are held to (DESIGN.md section 4):
+the one table of them.  tests/host/test-presets.py checks tools/pcmctl
+model against it; pcm-bench characterize's report and figures set what
+fio measured beside it.
+
+Each figure names the workload that measures it: fio's rw, block size and
+I/O depth (one depth, or every depth of a tuple), the side (read or write)
+and the metric (results.METRICS); 'over' names a second workload that the
+value is a ratio to (the PSD paper's normalized latencies); 'words' are
+table words the device needs beside its preset (Onyx's early completion).
+kind: 'near' (to within 5 %), 'at_most' (a bound), 'note' (a figure no one
+workload's metric measures, as early completion's gain over late, or one
+the model does not reproduce; test-presets.py checks or explains each).
+"""
+
+
+class Figure:
+    def __init__(self, key, what, value, unit, rw, bs, iodepth, metric, kind='near',
+                 words='', over=None, source=''):
+        self.key, self.what, self.value, self.unit = key, what, value, unit
+        self.preset = key.split('.')[0]
+        self.rw, self.bs, self.metric, self.kind = rw, bs, metric, kind
+        self.depths = iodepth if isinstance(iodepth, tuple) else (iodepth,)
+        self.side = 'read' if rw.endswith('read') else 'write'
+        self.words, self.over, self.source = words, over, source
+
+    def paper_text(self):
+        bound = '<= ' if self.kind == 'at_most' else ''
+        return f'{bound}{self.value:g} {self.unit}'
+
+
+ONYX = 'Onyx (HotStorage 2011)'
+PSS = 'PSS (IBM Zurich, slides)'
+PSD = 'PSD (Jung et al.)'
+RERAM = 'ReRAM NVMe SSD model'
+
+FIGURES = [
+    Figure('onyx.read4k.lat', '4 KB random read, QD1, latency', 38, 'us',
+           'randread', '4k', 1, 'clat_mean_us', source=ONYX + ', abstract'),
+    Figure('onyx.read4k.iops', '4 KB random reads, 64 in flight', 191000, 'IOPS',
+           'randread', '4k', 64, 'iops', source=ONYX + ', abstract'),
+    Figure('onyx.read512.iops', '512 B random reads, 64 in flight', 478000, 'IOPS',
+           'randread', '512', 64, 'iops', source=ONYX + ', Fig. 4'),
+    Figure('onyx.read1m.mbps', '1 MB random reads, 16 in flight (just over 1.1 GB/s)', 1100,
+           'MB/s', 'randread', '1m', 16, 'mbps', source=ONYX + ', Fig. 4'),
+    Figure('onyx.write4k.lat', '4 KB random write, QD1, late completion', 179, 'us',
+           'randwrite', '4k', 1, 'clat_mean_us', source=ONYX + ', abstract'),
+    Figure('onyx.write1m.mbps', '1 MB random writes, 16 in flight, early completion', 470,
+           'MB/s', 'randwrite', '1m', 16, 'mbps', words='completion:early',
+           source=ONYX + ', Fig. 4'),
+    Figure('onyx.early.gain512', 'early over late completion, 512 B writes, 16 in flight',
+           174, '%', 'randwrite', '512', 16, 'mbps', kind='note', source=ONYX + ', Fig. 4'),
+    Figure('onyx.early.gain1m', 'early over late completion, 1 MB writes, 16 in flight',
+           32, '%', 'randwrite', '1m', 16, 'mbps', kind='note', source=ONYX + ', Fig. 4'),
+    Figure('pss.read4k.lat', '4 KB random read, QD1, latency', 35, 'us',
+           'randread', '4k', 1, 'clat_mean_us', source=PSS + ', conclusions'),
+    Figure('pss.read4k.iops', '4 KB random reads, 32 in flight', 65000, 'IOPS',
+           'randread', '4k', 32, 'iops', source=PSS + ', conclusions'),
+    Figure('pss.write4k.iops', '4 KB random writes, QD1, write cache full', 15000, 'IOPS',
+           'randwrite', '4k', 1, 'iops', source=PSS + ', conclusions'),
+    Figure('pss.write4k.lat', '4 KB random write, QD1, write cache full, latency', 61, 'us',
+           'randwrite', '4k', 1, 'clat_mean_us', source=PSS + ', conclusions'),
+    Figure('pss.write4k.p999', '4 KB random writes, QD1: 99.9 % within', 240, 'us',
+           'randwrite', '4k', 1, 'clat_p999_us', kind='at_most',
+           source=PSS + ', latency distribution'),
+    Figure('pss.write4k.max', '4 KB random writes, QD1: highest latency', 2000, 'us',
+           'randwrite', '4k', 1, 'clat_max_us', kind='at_most',
+           source=PSS + ', latency distribution'),
+    Figure('psd.randseq.read', 'random / sequential 4 KB read latency (Fig. 1: ~1)', 1, 'x',
+           'randread', '4k', (1, 4, 16, 64), 'clat_mean_us', over='read',
+           source=PSD + ', Fig. 1'),
+    Figure('psd.randseq.write', 'random / sequential 4 KB write latency (Fig. 1: ~1)', 1, 'x',
+           'randwrite', '4k', (1, 4, 16, 64), 'clat_mean_us', over='write',
+           source=PSD + ', Fig. 1'),
+    Figure('psd.writeread', 'write / read 4 KB latency, QD1 (Fig. 2: up to 19x)', 19, 'x',
+           'randwrite', '4k', 1, 'clat_mean_us', over='randread', source=PSD + ', Fig. 2'),
+    Figure('psd.bestdepth', '50/50 4 KB throughput is best from this I/O depth (Fig. 3)', 64,
+           'in flight', 'randrw', '4k', 64, 'iops', kind='note', source=PSD + ', Fig. 3'),
+    Figure('reram.read512.lat', '256 B random read, QD1, mean latency (at 512 B)', 12.05,
+           'us', 'randread', '512', 1, 'clat_mean_us', source=RERAM),
+    Figure('reram.read512.iops', '256 B random reads, QD1 (at 512 B)', 83000, 'IOPS',
+           'randread', '512', 1, 'iops', source=RERAM),
+    Figure('reram.read512.qd16.lat', '256 B random reads, 16 in flight, mean latency '
+           '(at 512 B)', 33, 'us', 'randread', '512', 16, 'clat_mean_us', source=RERAM),
+    Figure('reram.read4k.qd16.lat', '4 KB random reads, 16 in flight, mean latency', 46, 'us',
+           'randread', '4k', 16, 'clat_mean_us', source=RERAM),
+    Figure('reram.read4k.qd16.mbps', '4 KB random reads, 16 in flight', 1500, 'MB/s',
+           'randread', '4k', 16, 'mbps', source=RERAM),
+    Figure('reram.read256.qd16.mbps', '256 B random reads, 16 in flight', 100, 'MB/s',
+           'randread', '512', 16, 'mbps', kind='note', source=RERAM),
+    Figure('reram.read256.min', '256 B random read, QD1: min latency', 10.4, 'us',
+           'randread', '512', 1, 'clat_min_us', source=RERAM),
+    Figure('reram.read256.p9999', '256 B random read, QD1: 99.99 %', 15.6, 'us',
+           'randread', '512', 1, 'clat_p9999_us', source=RERAM),
+]
+BY_KEY = {f.key: f for f in FIGURES}

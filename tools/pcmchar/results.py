@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""fio's JSON (json+) of one point: its repetitions, their statistics, and
+the CSV of every point of a run."""
+import csv
+import json
+import math
+import os
+import statistics
+
+# per repetition and side (read, write); latencies in us
+METRICS = ('iops', 'mbps', 'clat_mean_us', 'clat_p50_us', 'clat_p99_us', 'clat_p999_us',
+           'clat_max_us')
+PCTS = {'clat_p50_us': '50.000000', 'clat_p99_us': '99.000000',
+        'clat_p999_us': '99.900000'}
+SIDES = ('read', 'write')
+
+
+class FioError(ValueError):
+    pass
+
+
+def loads(text):
+    """fio's output: JSON, possibly after warnings fio printed first."""
+    start = text.find('{')
+    if start < 0:
+        raise FioError('no JSON in fio output')
+    try:
+        return json.loads(text[start:])
+    except json.JSONDecodeError as e:
+        raise FioError(f'fio output is not JSON: {e}') from e
+
+
+def side_figures(side):
+    """One side (read or write) of one job (a reporting group): METRICS, or
+    None if it moved nothing."""
+    if not side.get('io_bytes'):
+        return None
+    clat = side['clat_ns']
+    pct = clat.get('percentile', {})
+    r = {'iops': side['iops'], 'mbps': side['bw_bytes'] / 1e6,
+         'clat_mean_us': clat['mean'] / 1000, 'clat_max_us': clat['max'] / 1000,
+         'ios': side['total_ios']}
+    for k, key in PCTS.items():
+        r[k] = pct[key] / 1000 if key in pct else None
+    return r
+
+
+def repetitions(data):
+    """The measured jobs (rep1, rep2...; not the warm-up): per repetition
+    {'read': figures or None, 'write': ..., 'bins': {side: {ns: count}},
+    'cpu_pct': usr + sys}."""
+    reps = []
+    for job in data.get('jobs', []):
+        if not job['jobname'].startswith('rep'):
+            continue
+        if job.get('error'):
+            raise FioError(f'fio job {job["jobname"]}: error {job["error"]}')
+        rep = {s: side_figures(job[s]) for s in SIDES}
+        rep['bins'] = {s: {int(k): v for k, v in job[s]['clat_ns'].get('bins', {}).items()}
+                       for s in SIDES if rep[s]}
+        rep['cpu_pct'] = job['usr_cpu'] + job['sys_cpu']
+        reps.append(rep)
+    if not reps:
+        raise FioError('no repetition (job rep1...) in the fio output')
+    return reps
+
+
+def spread(values):
+    """mean, sample standard deviation (0 for one value), min, max."""
+    vals = [v for v in values if v is not None]
+    if not vals:
+        return None
+    return {'mean': statistics.fmean(vals),
+            'stdev': statistics.stdev(vals) if len(vals) > 1 else 0.0,
+            'min': min(vals), 'max': max(vals), 'n': len(vals)}
+
+
+def merge_bins(reps, side):
+    counts = {}
+    for r in reps:
+        for ns, n in r['bins'].get(side, {}).items():
+            counts[ns] = counts.get(ns, 0) + n
+    return dict(sorted(counts.items()))
+
+
+def summarize(reps):
+    """Statistics of a point over its repetitions: {side: {metric: spread}},
+    the merged latency histogram per side, and fio's CPU share."""
+    out = {'reps': len(reps), 'cpu_pct': spread(r['cpu_pct'] for r in reps)}
+    for s in SIDES:
+        if not any(r[s] for r in reps):
+            out[s] = None
+            continue
+        out[s] = {m: spread(r[s][m] if r[s] else None for r in reps) for m in METRICS}
+        out[s]['bins'] = merge_bins(reps, s)
+    return out
+
+
+def cdf(bins):
+    """[(latency_us, fraction of I/Os at or below it)] of a histogram."""
+    total, seen, out = sum(bins.values()), 0, []
+    for ns, n in sorted(bins.items()):
+        seen += n
+        out.append((ns / 1000, seen / total))
+    return out
+
+
+def percentile_us(bins, pct):
+    """The latency (us) below which pct percent of the I/Os completed."""
+    total, seen = sum(bins.values()), 0
+    for ns, n in sorted(bins.items()):
+        seen += n
+        if seen * 100 >= pct * total:
+            return ns / 1000
+    return math.nan
+
+
+def value(stats, side, metric):
+    """The mean of metric over the repetitions, or None."""
+    s = stats.get(side) if stats else None
+    return s[metric]['mean'] if s and s.get(metric) else None
+
+
+def total(stats, metric):
+    """metric summed over read and write (iops, mbps of a mix)."""
+    vals = [value(stats, s, metric) for s in SIDES]
+    vals = [v for v in vals if v is not None]
+    return sum(vals) if vals else None
+
+
+CSV_AXES = ('device', 'target', 'scheduler', 'direct', 'bs', 'size', 'iodepth', 'rw',
+            'rwmixread', 'fullness', 'pattern', 'threads', 'region')
+
+
+def write_points_csv(path, results):
+    """One row per point, device and side: the axes, then mean and stdev
+    of every metric over the repetitions.  results: [(point, device label,
+    stats)]."""
+    head = ['point', 'sweep', 'on', *CSV_AXES, 'side', 'reps']
+    for m in METRICS:
+        head += [m, m + '_stdev']
+    with open(path, 'w', newline='', encoding='utf-8') as fh:
+        w = csv.writer(fh)
+        w.writerow(head)
+        for p, dev, st in results:
+            row = p.row()
+            for s in SIDES:
+                if not st.get(s):
+                    continue
+                cells = [p.id, p.sweep, dev, *(row[a] for a in CSV_AXES), s, st['reps']]
+                for m in METRICS:
+                    sp = st[s][m]
+                    cells += [f'{sp["mean"]:.6g}', f'{sp["stdev"]:.6g}'] if sp else ['', '']
+                w.writerow(cells)
+
+
+def write_csv(path, head, rows):
+    with open(path, 'w', newline='', encoding='utf-8') as fh:
+        w = csv.writer(fh)
+        w.writerow(head)
+        for r in rows:
+            w.writerow([f'{c:.6g}' if isinstance(c, float) else c for c in r])
+
+
+def load_run(spec, run_dir):
+    """The run's results, [(point, device, stats)] in the order they ran,
+    from run.json and the fio outputs under raw/."""
+    with open(os.path.join(run_dir, 'run.json'), encoding='utf-8') as fh:
+        run = json.load(fh)
+    points = {p.id: p for p in spec.points}
+    res = []
+    for r in run['runs']:
+        with open(os.path.join(run_dir, 'raw', r['file']), encoding='utf-8') as fh:
+            res.append((points[r['point']], r['device'], summarize(repetitions(loads(fh.read())))))
+    return run, res
