@@ -8,10 +8,10 @@ import os
 import statistics
 
 # per repetition and side (read, write); latencies in us
-METRICS = ('iops', 'mbps', 'clat_mean_us', 'clat_p50_us', 'clat_p99_us', 'clat_p999_us',
-           'clat_max_us')
+METRICS = ('iops', 'mbps', 'clat_mean_us', 'clat_min_us', 'clat_p50_us', 'clat_p99_us',
+           'clat_p999_us', 'clat_p9999_us', 'clat_max_us')
 PCTS = {'clat_p50_us': '50.000000', 'clat_p99_us': '99.000000',
-        'clat_p999_us': '99.900000'}
+        'clat_p999_us': '99.900000', 'clat_p9999_us': '99.990000'}
 SIDES = ('read', 'write')
 
 
@@ -38,7 +38,8 @@ def side_figures(side):
     clat = side['clat_ns']
     pct = clat.get('percentile', {})
     r = {'iops': side['iops'], 'mbps': side['bw_bytes'] / 1e6,
-         'clat_mean_us': clat['mean'] / 1000, 'clat_max_us': clat['max'] / 1000,
+         'clat_mean_us': clat['mean'] / 1000, 'clat_min_us': clat['min'] / 1000,
+         'clat_max_us': clat['max'] / 1000,
          'ios': side['total_ios']}
     for k, key in PCTS.items():
         r[k] = pct[key] / 1000 if key in pct else None
