@@ -39,6 +39,7 @@
 #           (default /usr/local, PREFIX/bin, PREFIX/lib) and under which root
 #           it puts everything (default /; then depmod is left to the target)
 #   KSRC    make kernel-patch: the kernel tree the patch is made against
+#   KPATCH  make kernel-patch: the file it writes (build/dm-pcm-VERSION.patch)
 #   PCM_SCALE  percent of their full size the VM tests' heavy loops run at
 #           (make check: 25; make check-full and make soak: 100)
 
@@ -163,6 +164,16 @@ dkms-remove:
 	@for v in $$(dkms status dm-pcm | sed -n 's|^dm-pcm/\([^,:]*\).*|\1|p' | sort -u); do \
 		echo "dkms remove dm-pcm/$$v --all"; dkms remove dm-pcm/$$v --all || exit 1; \
 		echo "rm -rf /usr/src/dm-pcm-$$v"; rm -rf "/usr/src/dm-pcm-$$v"; done
+
+# The patch that adds dm-pcm to KSRC's drivers/md (tools/kernel-patch says
+# what it holds); tools/intree-check (in make lint) builds it in
+# linux-source-6.12.
+KPATCH ?= build/dm-pcm-$(VERSION).patch
+kernel-patch:
+	@test -n "$(KSRC)" || { echo "usage: make kernel-patch KSRC=<linux tree> [KPATCH=file]" >&2; exit 1; }
+	@mkdir -p "$(dir $(KPATCH))"
+	tools/kernel-patch "$(KSRC)" "$(KPATCH)"
+	@echo "wrote $(KPATCH): apply it with 'patch -p1 -d $(KSRC) < $(KPATCH)', then set CONFIG_DM_PCM"
 
 clean:
 	rm -rf build
