@@ -21,18 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+from taplib import done, result
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-N = [0]
-FAILED = [0]
-
-
-def result(ok, desc, detail=''):
-    N[0] += 1
-    print(f'{"ok" if ok else "not ok"} {N[0]} - {desc}')
-    if not ok:
-        FAILED[0] += 1
-        for line in str(detail).splitlines()[-20:]:
-            print(f'#   {line}')
 
 
 def run(argv, **kw):
@@ -136,8 +127,7 @@ def main():
         test_kernel_patch(scratch)
     finally:
         shutil.rmtree(scratch)
-    print(f'1..{N[0]}')
-    return 1 if FAILED[0] else 0
+    return done()
 
 
 if __name__ == '__main__':

@@ -18,18 +18,9 @@ import subprocess
 import sys
 import tempfile
 
+from taplib import done, result
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-N = [0]
-FAILED = [0]
-
-
-def result(ok, desc, detail=''):
-    N[0] += 1
-    print(f'{"ok" if ok else "not ok"} {N[0]} - {desc}')
-    if not ok:
-        FAILED[0] += 1
-        for line in detail.splitlines()[:20]:
-            print(f'#   {line}')
 
 
 def readme_make_commands():
@@ -114,8 +105,7 @@ def main():
                          stdout=subprocess.PIPE, text=True)
     result(res.returncode == 0 and res.stdout.split() == [t for t in tests if tiers[t][0] == 'compat'],
            'tests/vm/run --tier compat --list selects the compat lines', res.stdout)
-    print(f'1..{N[0]}')
-    return 1 if FAILED[0] else 0
+    return done()
 
 
 if __name__ == '__main__':
