@@ -149,7 +149,7 @@ DKMS_SRC = /usr/src/dm-pcm-$(VERSION)
 dkms-install:
 	@command -v dkms >/dev/null || { echo "dkms is not installed: run 'make deps'" >&2; exit 1; }
 	@if dkms status dm-pcm/$(VERSION) | grep -q .; then \
-		echo "dkms remove dm-pcm/$(VERSION) --all"; dkms remove dm-pcm/$(VERSION) --all; fi
+		echo "dkms remove dm-pcm/$(VERSION) --all"; dkms remove dm-pcm/$(VERSION) --all || exit 1; fi
 	rm -rf "$(DKMS_SRC)"
 	install -d "$(DKMS_SRC)/dm-pcm"
 	install -m 644 dkms.conf "$(DKMS_SRC)/"
