@@ -26,6 +26,7 @@ ovl=/tmp/dkms-overlay
 dirs=(/lib/modules /usr/src /var/lib/dkms)
 undo() {
 	local d
+	cleanup_all	# lib.sh's own EXIT trap, which this one replaces
 	for d in "${dirs[@]}"; do
 		mountpoint -q "$d" && umount "$d"
 	done
