@@ -11,6 +11,11 @@
 # 70 on a fresh machine (README, "Test budget").
 # make check-full runs every VM test on both kernels at full size;
 # make check-debug the whole VM suite on the debug kernel.
+# make install / make uninstall put dm-pcm.ko in /lib/modules/KVER/updates
+# (then depmod) and pcmctl in BINDIR; make dkms-install / make dkms-remove
+# do it through DKMS, for every kernel installed later too; make
+# kernel-patch KSRC=<linux tree> writes the patch that adds dm-pcm to a
+# kernel tree's drivers/md (README, "On a real host").
 # make soak runs a mixed workload (fio verify, ext4, message storms,
 # suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
 # prints PASS or FAIL; results in build/soak/summary.json.
@@ -30,6 +35,11 @@
 #   SOAK_MINUTES  length of make soak (default 10)
 #   DEMO_ARGS, BENCH_ARGS, SOAK_ARGS  more arguments for tools/demo,
 #           tools/pcm-bench (default: passthrough), tools/soak
+#   PREFIX, BINDIR, LIBDIR, DESTDIR  where make install puts pcmctl
+#           (default /usr/local, PREFIX/bin, PREFIX/lib) and under which root
+#           it puts everything (default /; then depmod is left to the target)
+#   KSRC    make kernel-patch: the kernel tree the patch is made against
+#   KPATCH  make kernel-patch: the file it writes (build/dm-pcm-VERSION.patch)
 #   PCM_SCALE  percent of their full size the VM tests' heavy loops run at
 #           (make check: 25; make check-full and make soak: 100)
 
@@ -48,7 +58,7 @@ BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
 .PHONY: all module modules-all tools deps unit lint check check-full check-debug demo bench \
-	soak clean help
+	soak clean help install uninstall dkms-install dkms-remove kernel-patch
 
 all: module
 
@@ -104,6 +114,66 @@ bench:
 
 soak:
 	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10) $(SOAK_ARGS)
+
+# ---- installing on a real host (README, "On a real host") ------------------
+# The release, dm-pcm.h's, as dkms.conf reads it.
+VERSION := $(shell . ./dkms.conf && echo "$$PACKAGE_VERSION")
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
+
+# The module through kbuild's modules_install (compressed as the kernel's
+# config says; unsigned, as DKMS without a MOK key: a distribution's
+# signing key is not in its headers, and sign-file would only complain);
+# pcmctl as PREFIX/lib/dm-pcm/ with its prebuilt library, linked from BINDIR.
+install: module tools
+	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm" INSTALL_MOD_PATH="$(DESTDIR)" \
+		INSTALL_MOD_DIR=updates DEPMOD=true CONFIG_MODULE_SIG_ALL= modules_install
+	$(if $(DESTDIR),@echo "DESTDIR set: run 'depmod $(KVER)' on the target",depmod $(KVER))
+	install -d "$(DESTDIR)$(LIBDIR)/dm-pcm" "$(DESTDIR)$(BINDIR)"
+	install -m 755 tools/pcmctl "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmctl"
+	install -m 644 tools/lib/pcmstatus.py build/host/libpcm.so "$(DESTDIR)$(LIBDIR)/dm-pcm/"
+	ln -sfn "$(LIBDIR)/dm-pcm/pcmctl" "$(DESTDIR)$(BINDIR)/pcmctl"
+
+uninstall:
+	rm -f "$(MODDIR)"/dm-pcm.ko*
+	$(if $(DESTDIR),,depmod $(KVER))
+	rm -f "$(DESTDIR)$(BINDIR)/pcmctl"
+	rm -rf "$(DESTDIR)$(LIBDIR)/dm-pcm"
+
+# DKMS: a copy of only what the build needs in /usr/src/dm-pcm-VERSION
+# (dkms add . would copy the whole checkout, build/ included); a version
+# already added is removed first, so that the install is of this code.
+DKMS_SRC = /usr/src/dm-pcm-$(VERSION)
+dkms-install:
+	@command -v dkms >/dev/null || { echo "dkms is not installed: run 'make deps'" >&2; exit 1; }
+	@if dkms status dm-pcm/$(VERSION) | grep -q .; then \
+		echo "dkms remove dm-pcm/$(VERSION) --all"; dkms remove dm-pcm/$(VERSION) --all || exit 1; fi
+	rm -rf "$(DKMS_SRC)"
+	install -d "$(DKMS_SRC)/dm-pcm"
+	install -m 644 dkms.conf "$(DKMS_SRC)/"
+	install -m 644 $(MODSRC) "$(DKMS_SRC)/dm-pcm/"
+	dkms add dm-pcm/$(VERSION)
+	dkms build dm-pcm/$(VERSION) -k $(KVER)
+	dkms install dm-pcm/$(VERSION) -k $(KVER)
+
+# every version DKMS has of dm-pcm, for every kernel, and its sources
+dkms-remove:
+	@command -v dkms >/dev/null || { echo "dkms is not installed" >&2; exit 1; }
+	@for v in $$(dkms status dm-pcm | sed -n 's|^dm-pcm/\([^,:]*\).*|\1|p' | sort -u); do \
+		echo "dkms remove dm-pcm/$$v --all"; dkms remove dm-pcm/$$v --all || exit 1; \
+		echo "rm -rf /usr/src/dm-pcm-$$v"; rm -rf "/usr/src/dm-pcm-$$v"; done
+
+# The patch that adds dm-pcm to KSRC's drivers/md (tools/kernel-patch says
+# what it holds); tools/intree-check (in make lint) builds it in
+# linux-source-6.12.
+KPATCH ?= build/dm-pcm-$(VERSION).patch
+kernel-patch:
+	@test -n "$(KSRC)" || { echo "usage: make kernel-patch KSRC=<linux tree> [KPATCH=file]" >&2; exit 1; }
+	@mkdir -p "$(dir $(KPATCH))"
+	tools/kernel-patch "$(KSRC)" "$(KPATCH)"
+	@echo "wrote $(KPATCH): apply it with 'patch -p1 -d $(KSRC) < $(KPATCH)', then set CONFIG_DM_PCM"
 
 clean:
 	rm -rf build

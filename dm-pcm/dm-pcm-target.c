@@ -17,6 +17,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/stringify.h>
 
 #include "dm-pcm-compat.h"
 #include "dm-pcm.h"
@@ -667,7 +668,7 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type pcm_target = {
 	.name = "pcm",
-	.version = {1, 3, 0},
+	.version = {DM_PCM_VERSION_MAJOR, DM_PCM_VERSION_MINOR, DM_PCM_VERSION_PATCH},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = pcm_ctr,
@@ -689,3 +690,5 @@ module_dm(pcm);
 MODULE_DESCRIPTION(DM_NAME " target emulating phase-change memory");
 MODULE_AUTHOR("The dm-pcm authors");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(__stringify(DM_PCM_VERSION_MAJOR) "." __stringify(DM_PCM_VERSION_MINOR) "."
+	       __stringify(DM_PCM_VERSION_PATCH));

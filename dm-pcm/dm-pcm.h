@@ -25,6 +25,15 @@
 
 #define DM_MSG_PREFIX "pcm"
 
+/*
+ * The release, in one place: the target's version (dmsetup targets), the
+ * module's MODULE_VERSION, and the version dkms.conf and the Makefile read
+ * from these three lines.
+ */
+#define DM_PCM_VERSION_MAJOR	1
+#define DM_PCM_VERSION_MINOR	3
+#define DM_PCM_VERSION_PATCH	0
+
 struct dm_io_client;
 
 #define PCM_NOT_MOVING	U64_MAX

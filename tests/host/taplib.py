@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """TAP for the Python host tests, as tap.h for the C ones: a case (a
 function) runs any number of checks and prints one 'ok N - name' line;
-a crash fails its case, not the run.  done() prints the plan and returns
-the exit code."""
+a crash fails its case, not the run.  result() is a case of one check.
+done() prints the plan and returns the exit code."""
 import traceback
 
 cases = failed_cases = checks = case_failures = 0
@@ -28,6 +28,17 @@ def run_case(fn):
     failed_cases += bool(case_failures)
     print(f"{'not ' if case_failures else ''}ok {cases} - {fn.__name__} "
           f'({checks - before} checks)', flush=True)
+
+
+def result(ok, desc, detail=''):
+    """A case of one check, named desc; a failure shows detail's last 20 lines."""
+    global cases, failed_cases
+    cases += 1
+    failed_cases += not ok
+    print(f'{"ok" if ok else "not ok"} {cases} - {desc}', flush=True)
+    if not ok:
+        for line in str(detail).splitlines()[-20:]:
+            print(f'#   {line}')
 
 
 def done():

@@ -13,21 +13,14 @@ tests/vm/tiers must name every VM test, and only those.  Prints TAP.
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
+
+from taplib import done, result
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-N = [0]
-FAILED = [0]
-
-
-def result(ok, desc, detail=''):
-    N[0] += 1
-    print(f'{"ok" if ok else "not ok"} {N[0]} - {desc}')
-    if not ok:
-        FAILED[0] += 1
-        for line in detail.splitlines()[:20]:
-            print(f'#   {line}')
 
 
 def readme_make_commands():
@@ -44,7 +37,8 @@ def readme_make_commands():
 
 def dry(cmd):
     """make -n for cmd (a README line, up to a "&&"; a <release>
-    placeholder becomes an installed kernel's); (rc, output)."""
+    placeholder becomes an installed kernel's); (rc, output).  make and
+    make module run for real, make install under a scratch DESTDIR."""
     rel = subprocess.run([os.path.join(TOP, 'tools', 'kernels'), '6.12'], text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.strip()
     argv = shlex.split(cmd.split('&&')[0].replace('<release>', rel or 'no-kernel-installed'))
@@ -52,9 +46,18 @@ def dry(cmd):
     # kernel's kbuild, which fails on an output directory -n did not make
     targets = [a for a in argv[1:] if '=' not in a and not a.startswith('-')]
     real = targets in ([], ['module'])
+    # make install runs for real too, under a scratch DESTDIR (make -n
+    # would run kbuild's modules_install, which makes directories)
+    stage = None
+    if 'install' in targets:
+        stage = tempfile.mkdtemp(prefix='readme-install-')
+        argv = [a for a in argv if not a.startswith('DESTDIR=')] + [f'DESTDIR={stage}']
+        real = True
     res = subprocess.run(['make', '-s' if real else '-n', '-C', TOP] + argv[1:],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          stdin=subprocess.DEVNULL)
+    if stage:
+        shutil.rmtree(stage)
     return res.returncode, res.stdout
 
 
@@ -77,6 +80,11 @@ def main():
         ('make demo NATIVE=1', [r'tools/demo --native'], []),
         ('make soak SOAK_MINUTES=3', [r'tools/soak .*--minutes 3'], []),
         ('make bench BENCH_ARGS=startgap', [r'tools/pcm-bench +startgap'], []),
+        ('make dkms-install', [r'dkms add dm-pcm/', r'dkms build dm-pcm/.* -k ', r'dkms install dm-pcm/'], []),
+        ('make dkms-remove', [r'dkms remove dm-pcm/\$v --all'], []),
+        ('make kernel-patch KSRC=/usr/src/linux', [r'tools/kernel-patch "/usr/src/linux" "build/dm-pcm-'], []),
+        ('make uninstall DESTDIR=/x PREFIX=/usr', [r'rm -f "/x/lib/modules/.*/updates"/dm-pcm\.ko',
+                                                 r'rm -f "/x/usr/bin/pcmctl"'], [r'depmod']),
     ]
     for cmd, want, never in expect:
         rc, out = dry(cmd)
@@ -97,8 +105,7 @@ def main():
                          stdout=subprocess.PIPE, text=True)
     result(res.returncode == 0 and res.stdout.split() == [t for t in tests if tiers[t][0] == 'compat'],
            'tests/vm/run --tier compat --list selects the compat lines', res.stdout)
-    print(f'1..{N[0]}')
-    return 1 if FAILED[0] else 0
+    return done()
 
 
 if __name__ == '__main__':
