@@ -12,9 +12,11 @@
  *
  * With every latency, rate and tag count at 0 (preset:none) the model is
  * off and costs the map path one load.  When it is on, a bio takes its
- * channel's lock and moves the front end's instant by cmpxchg (and takes
- * the model's lock only if tags or a write cache are set: those are the
- * whole device's); the figures status shows are counted per CPU.
+ * channel's lock (under which it draws from the channel's random stream,
+ * when the ranks' times vary) and moves the front end's instant by
+ * cmpxchg (and takes the model's lock only if tags, the front end's write
+ * buffer or a write cache are set: those are the whole device's); the
+ * figures status shows are counted per CPU.
  */
 #include <linux/highmem.h>
 #include <linux/hrtimer.h>

@@ -98,6 +98,50 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "write_cache", .unit = "bytes", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_CACHE, .runtime = true,
 	},
+	[PCM_CTRL_SLOTS] = {
+		.name = "ctrl_slots", .unit = "rows", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_SLOTS,
+	},
+	[PCM_XFER_SLOTS] = {
+		.name = "xfer_slots", .unit = "rows", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_SLOTS, .runtime = true,
+	},
+	[PCM_READ_JITTER_NS] = {
+		.name = "read_jitter_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_READ_RETRY_NS] = {
+		.name = "read_retry_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_READ_RETRY_PPM] = {
+		.name = "read_retry_ppm", .unit = "ppm", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_PPM, .runtime = true,
+	},
+	[PCM_READ_RETRIES] = {
+		.name = "read_retries", .unit = "iterations", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_RETRIES, .runtime = true,
+	},
+	[PCM_WRITE_JITTER_NS] = {
+		.name = "write_jitter_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_WRITE_RETRY_NS] = {
+		.name = "write_retry_ns", .unit = "ns", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
+	},
+	[PCM_WRITE_RETRY_PPM] = {
+		.name = "write_retry_ppm", .unit = "ppm", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_PPM, .runtime = true,
+	},
+	[PCM_WRITE_RETRIES] = {
+		.name = "write_retries", .unit = "iterations", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = PCM_TM_MAX_RETRIES, .runtime = true,
+	},
+	[PCM_SEED] = {
+		.name = "seed", .unit = "seed", .kind = PCM_KIND_U64,
+		.def = 0, .min = 0, .max = U64_MAX,
+	},
 	[PCM_OVERHEAD_NS] = {
 		.name = "overhead_ns", .unit = "ns", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
@@ -124,6 +168,8 @@ static const struct pcm_preset_value preset_onyx[] = {
 	{ PCM_READ_MBPS, 156 },		/* read peak per DIMM pair */
 	{ PCM_WRITE_NS, 104000 },	/* 4 KB write, late: 179 us */
 	{ PCM_WRITE_MBPS, 59 },		/* 470 MB/s over 8 controllers */
+	{ PCM_CTRL_SLOTS, 7 },		/* early over late: +174 % at 512 B */
+	{ PCM_XFER_SLOTS, 15 },		/* and +32 % at 1 MB */
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -134,7 +180,10 @@ static const struct pcm_preset_value preset_pss[] = {
 	{ PCM_HOST_MBPS, 1600 },
 	{ PCM_READ_NS, 15000 },		/* 4 KB read: 35 us */
 	{ PCM_READ_MBPS, 266 },		/* 65K 4 KB reads/s */
-	{ PCM_WRITE_NS, 127500 },	/* sector write 133.8 us; 15K writes/s */
+	{ PCM_WRITE_NS, 112000 },	/* a first program-and-verify pass */
+	{ PCM_WRITE_RETRY_NS, 120000 },	/* another program: P5Q's average */
+	{ PCM_WRITE_RETRY_PPM, 110000 },	/* 99.9 % of QD1 writes in 240 us */
+	{ PCM_WRITE_RETRIES, 16 },	/* longest program 2.03 ms */
 	{ PCM_WRITE_MBPS, 352 },	/* 8 x 49.5 MB/s, less metadata */
 	{ PCM_WRITE_CACHE, 1048576 },
 	{ PCM_NR_PARAMS, 0 },
@@ -159,7 +208,11 @@ static const struct pcm_preset_value preset_reram[] = {
 	{ PCM_RANKS, 4 },
 	{ PCM_CMD_NS, 2013 },		/* QD16: 33 us at 256 B, 46 us at 4 KB */
 	{ PCM_HOST_MBPS, 5207 },
-	{ PCM_READ_NS, 9668 },		/* QD1 256 B read: 12.05 us */
+	{ PCM_READ_NS, 8018 },		/* QD1 256 B read: min 10.4 us */
+	{ PCM_READ_JITTER_NS, 3200 },	/* mean 12.05 us */
+	{ PCM_READ_RETRY_NS, 1000 },	/* a re-read: the media's 1 us */
+	{ PCM_READ_RETRY_PPM, 47619 },	/* 99.99 % within 15.6 us */
+	{ PCM_READ_RETRIES, 4 },
 	{ PCM_READ_MBPS, 800 },
 	{ PCM_WRITE_NS, 10668 },	/* media write 1 us slower than read */
 	{ PCM_WRITE_MBPS, 800 },
@@ -192,7 +245,22 @@ void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p)
 		.write_mbps = c->val[PCM_WRITE_MBPS],
 		.host_mbps = c->val[PCM_HOST_MBPS],
 		.write_cache = c->val[PCM_WRITE_CACHE],
+		.ctrl_slots = c->val[PCM_CTRL_SLOTS],
+		.xfer_slots = c->val[PCM_XFER_SLOTS],
 		.early = c->val[PCM_COMPLETION] == PCM_COMPLETION_EARLY,
+		.read_var = {
+			.jitter_ns = c->val[PCM_READ_JITTER_NS],
+			.retry_ns = c->val[PCM_READ_RETRY_NS],
+			.retry_ppm = c->val[PCM_READ_RETRY_PPM],
+			.retries = c->val[PCM_READ_RETRIES],
+		},
+		.write_var = {
+			.jitter_ns = c->val[PCM_WRITE_JITTER_NS],
+			.retry_ns = c->val[PCM_WRITE_RETRY_NS],
+			.retry_ppm = c->val[PCM_WRITE_RETRY_PPM],
+			.retries = c->val[PCM_WRITE_RETRIES],
+		},
+		.seed = c->val[PCM_SEED],
 	};
 }
 

@@ -36,6 +36,17 @@ enum pcm_param {
 	PCM_TAGS,
 	PCM_COMPLETION,
 	PCM_WRITE_CACHE,
+	PCM_CTRL_SLOTS,		/* write buffers: a channel's, the front end's */
+	PCM_XFER_SLOTS,
+	PCM_READ_JITTER_NS,	/* the ranks' stages vary: struct pcm_tm_var */
+	PCM_READ_RETRY_NS,
+	PCM_READ_RETRY_PPM,
+	PCM_READ_RETRIES,
+	PCM_WRITE_JITTER_NS,
+	PCM_WRITE_RETRY_NS,
+	PCM_WRITE_RETRY_PPM,
+	PCM_WRITE_RETRIES,
+	PCM_SEED,		/* every random stream (pcm-rand.h) */
 	PCM_OVERHEAD_NS,	/* not the model's: the host's, taken off holds */
 	PCM_NR_PARAMS
 };

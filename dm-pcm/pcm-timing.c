@@ -21,11 +21,45 @@ struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row)
 	return (struct pcm_tm_loc){ .channel = ch, .rank = rk };
 }
 
+/* Whether a stage varies at all: otherwise it draws nothing. */
+bool pcm_tm_var_active(const struct pcm_tm_var *v)
+{
+	return v->jitter_ns || (v->retries && v->retry_ppm && v->retry_ns);
+}
+
 /* Whether the model can delay anything: otherwise callers skip it. */
 bool pcm_tm_active(const struct pcm_tm_params *p)
 {
 	return p->read_ns || p->write_ns || p->zero_write_ns || p->cmd_ns ||
-	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags;
+	       p->read_mbps || p->write_mbps || p->host_mbps || p->tags ||
+	       pcm_tm_var_active(&p->read_var) || pcm_tm_var_active(&p->write_var);
+}
+
+/*
+ * What a stage adds to its fixed time this once (struct pcm_tm_var): a
+ * jitter, then failed iterations one draw each, so that the count is
+ * geometric without a logarithm.  At most 1 + PCM_TM_MAX_RETRIES draws.
+ */
+u64 pcm_tm_draw(struct rnd_state *rnd, const struct pcm_tm_var *v)
+{
+	u64 ns = 0;
+	u32 k;
+
+	if (v->jitter_ns)
+		ns = pcm_rand_upto(rnd, v->jitter_ns);
+	if (!v->retry_ns || !v->retry_ppm)
+		return ns;
+	for (k = 0; k < v->retries && pcm_rand_ppm(rnd, v->retry_ppm); k++)
+		ns += v->retry_ns;
+	return ns;
+}
+
+/* A stage of @ns on channel @ch: varied, when @v says so. */
+static u64 stage(struct pcm_tm_chan *ch, u64 ns, const struct pcm_tm_var *v)
+{
+	if (!pcm_tm_var_active(v))
+		return ns;
+	return ns + pcm_tm_draw(&ch->rnd, v);
 }
 
 /* Nanoseconds to move @bytes at @mbps (10^6 bytes/s), rounded up; 0: free. */
@@ -59,21 +93,50 @@ static void heap_down(u64 *h, u32 n, u32 i)
 	}
 }
 
-/* The tags' free instants as a min-heap of @n; @old of them were kept. */
-static void tags_rebuild(struct pcm_tm *tm, u32 old, u32 n)
+/*
+ * A pool of slots (tags, a write buffer's rows) is a min-heap of the
+ * instants its slots free.  Resize @h from @old slots to @n.
+ */
+static void pool_resize(u64 *h, u32 old, u32 n)
 {
 	u32 i;
 
 	/* shrinking keeps the latest: the requests still in flight */
 	while (old > n) {
-		tm->tag_free[0] = tm->tag_free[--old];
-		heap_down(tm->tag_free, old, 0);
+		h[0] = h[--old];
+		heap_down(h, old, 0);
 	}
 	for (i = old; i < n; i++)
-		tm->tag_free[i] = 0;
+		h[i] = 0;
 	for (i = n / 2; i-- > 0;)
-		heap_down(tm->tag_free, n, i);
+		heap_down(h, n, i);
+}
+
+/* When a slot of pool @h (@n slots, 0: no limit) is free from @at on. */
+static u64 pool_take(const u64 *h, u32 n, u64 at)
+{
+	return n && h[0] > at ? h[0] : at;
+}
+
+/* The slot pool_take() gave is held until @until. */
+static void pool_put(u64 *h, u32 n, u64 until)
+{
+	if (!n)
+		return;
+	h[0] = until;
+	heap_down(h, n, 0);
+}
+
+static void tags_rebuild(struct pcm_tm *tm, u32 old, u32 n)
+{
+	pool_resize(tm->tag_free, old, n);
 	tm->nr_tags = n;
+}
+
+static void xfer_rebuild(struct pcm_tm *tm, u32 old, u32 n)
+{
+	pool_resize(tm->xfer_free, old, n);
+	tm->nr_xfer = n;
 }
 
 /*
@@ -93,13 +156,19 @@ void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	tm->chans = chans;
 	tm->chan_stride = pcm_tm_chan_stride(p);
 	memset(chans, 0, pcm_tm_chans_bytes(p));
-	for (c = 0; c < p->channels; c++)
+	for (c = 0; c < p->channels; c++) {
 		spin_lock_init(&pcm_tm_chan(tm, c)->lock);
+		pcm_rand_stream(&pcm_tm_chan(tm, c)->rnd, p->seed, PCM_RAND_TIMING + c);
+	}
 	tm->tag_free = tag_free;
 	tags_rebuild(tm, 0, p->tags);
+	xfer_rebuild(tm, 0, p->xfer_slots);
 }
 
-/* New timing for new requests; the geometry stays what init gave. */
+/*
+ * New timing for new requests; the geometry and the seed stay what init
+ * gave (the streams go on: a reload starts them again).
+ */
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 {
 	struct pcm_tm_params n = *p;
@@ -108,11 +177,15 @@ void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 	n.channels = tm->p.channels;
 	n.ranks = tm->p.ranks;
 	n.stripe_rows = tm->p.stripe_rows;
+	n.seed = tm->p.seed;
+	n.ctrl_slots = tm->p.ctrl_slots;
 	write_seqcount_begin(&tm->seq);
 	tm->p = n;
 	write_seqcount_end(&tm->seq);
 	if (n.tags != tm->nr_tags)
 		tags_rebuild(tm, tm->nr_tags, n.tags);
+	if (n.xfer_slots != tm->nr_xfer)
+		xfer_rebuild(tm, tm->nr_xfer, n.xfer_slots);
 	spin_unlock(&tm->lock);
 }
 
@@ -130,21 +203,10 @@ static void read_params(struct pcm_tm *tm, struct pcm_tm_params *p)
 /* Take the tag that frees first: when the request may start. */
 static u64 take_tag(struct pcm_tm *tm, u64 arrival, bool *waited)
 {
-	*waited = false;
-	if (!tm->nr_tags)
-		return arrival;
-	if (tm->tag_free[0] <= arrival)
-		return arrival;
-	*waited = true;
-	return tm->tag_free[0];
-}
+	u64 start = pool_take(tm->tag_free, tm->nr_tags, arrival);
 
-static void put_tag(struct pcm_tm *tm, u64 done)
-{
-	if (!tm->nr_tags)
-		return;
-	tm->tag_free[0] = done;
-	heap_down(tm->tag_free, tm->nr_tags, 0);
+	*waited = start > arrival;
+	return start;
 }
 
 /* The cache's writes as a min-heap of the instants their programs end. */
@@ -256,7 +318,7 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 	u64 ready;
 
 	spin_lock(&ch->lock);
-	ready = occupy(&ch->rank_busy[at.rank], t, p->read_ns);
+	ready = occupy(&ch->rank_busy[at.rank], t, stage(ch, p->read_ns, &p->read_var));
 	ready = pass(&ch->bus_busy, t + p->read_ns, ready,
 		     pcm_tm_xfer_ns(bytes, p->read_mbps));
 	spin_unlock(&ch->lock);
@@ -265,22 +327,27 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 
 /*
  * Write @bytes of @row over its bus (reserved from @reserve, the data
- * ready at @t), then program its rank.  *@in_ctrl: when the data reached
- * the controller; returns when the program ends.
+ * ready at @t) into a slot of its controller's buffer, then program its
+ * rank; the slot frees when the program ends (with ctrl_slots 0 the
+ * buffer has no bound).  *@in_ctrl: when the data reached the
+ * controller; returns when the program ends.
  */
 static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 		     u64 reserve, u64 t, u64 row, u64 bytes, bool zero, u64 *in_ctrl)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
+	u64 *slots = &ch->rank_busy[p->ranks];
 	/* zero_write_ns 0: zeros program like any data */
 	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
 	u64 done;
 
 	spin_lock(&ch->lock);
+	t = pool_take(slots, p->ctrl_slots, t);
 	*in_ctrl = pass(&ch->bus_busy, reserve, t,
 			pcm_tm_xfer_ns(bytes, p->write_mbps));
-	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, prog);
+	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, stage(ch, prog, &p->write_var));
+	pool_put(slots, p->ctrl_slots, done);
 	spin_unlock(&ch->lock);
 	return done;
 }
@@ -337,7 +404,12 @@ static u64 submit_write(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 	if (p->write_cache)
 		t = cache_admit(tm, p->write_cache, t, rq->bytes, cache_waited);
 	for (i = 0; i < n; i++) {
-		end = write_row(tm, p, t, t, rq->row + i, piece(rq, i), rq->zero, &c);
+		/* a row leaves the front end's buffer once it completes */
+		u64 ready = pool_take(tm->xfer_free, tm->nr_xfer, t);
+
+		end = write_row(tm, p, t, ready, rq->row + i, piece(rq, i), rq->zero, &c);
+		pool_put(tm->xfer_free, tm->nr_xfer,
+			 p->early && !p->write_cache ? c : end);
 		in_ctrl = max(in_ctrl, c);
 		programmed = max(programmed, end);
 	}
@@ -365,8 +437,8 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 	struct pcm_tm_params p;
 
 	read_params(tm, &p);
-	/* tags and the write cache are the whole device's: the model's lock */
-	if (!p.tags && !p.write_cache) {
+	/* tags, buffer and cache are the whole device's: the model's lock */
+	if (!p.tags && !p.write_cache && !p.xfer_slots) {
 		res->start = rq->arrival;
 		res->tag_waited = false;
 		charge(tm, &p, rq, res);
@@ -375,7 +447,7 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 	spin_lock(&tm->lock);
 	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
 	charge(tm, &p, rq, res);
-	put_tag(tm, res->done);
+	pool_put(tm->tag_free, tm->nr_tags, res->done);
 	spin_unlock(&tm->lock);
 }
 

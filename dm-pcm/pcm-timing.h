@@ -10,23 +10,31 @@
  * A read occupies its rank for read_ns, then its channel's bus for
  * bytes / read_mbps, then the front end; a write occupies the front end,
  * then the bus for bytes / write_mbps, then its rank for write_ns (or
- * zero_write_ns).  The front end (the controller's command processing
+ * zero_write_ns).  A rank's read and program times may vary (struct
+ * pcm_tm_var): a seeded draw per row, from the channel's own random
+ * stream, adds a bounded jitter and program-and-verify (or re-read)
+ * iterations.  The front end (the controller's command processing
  * and DMA over the host link) serves one request at a time, for cmd_ns
  * plus bytes / host_mbps: so a small request costs the device cmd_ns
  * plus its transfer, as Onyx's 512 B and 4 KB read rates show.  Every
  * request first takes a tag (FIFO when all are in flight).  A write
  * completes when its data reached the controller (early) or when its
- * program ended (late); with a write cache it completes once the cache
- * admitted it, and each cached write leaves the cache when its program
- * ends (the cache holds at most PCM_TM_CACHE_SLOTS writes).  A gap move
+ * program ended (late).  A row waits for a slot of its channel's buffer
+ * (ctrl_slots) before its bus transfer and keeps it until its program
+ * ends; it waits for a slot of the front end's buffer (xfer_slots) after
+ * the front end and keeps it until the write completes.  With a write
+ * cache it completes once the cache admitted it, and each cached write
+ * leaves the cache when its program ends (the cache holds at most
+ * PCM_TM_CACHE_SLOTS writes).  A gap move
  * is a row read plus a row write on the ranks involved, and nothing else.
  *
  * Locking follows the hardware: each channel (its bus and ranks) has its
  * own lock, taken one at a time; the front end is one instant moved by
- * cmpxchg.  Tags and the write cache are shared by every request, so when
- * either is set requests also take the model's lock around the whole
- * charge (before any channel's).  The parameters change under a seqcount
- * and each request reads them once.
+ * cmpxchg.  Tags, the front end's write buffer and the write cache are
+ * shared by every request, so when any is set requests also take the
+ * model's lock around the whole charge (before any channel's).  A
+ * channel's write buffer and random stream are under its own lock.  The
+ * parameters change under a seqcount and each request reads them once.
  */
 #ifndef DM_PCM_TIMING_H
 #define DM_PCM_TIMING_H
@@ -38,6 +46,8 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
+#include "pcm-rand.h"
+
 #define PCM_TM_MAX_CHANNELS	64
 #define PCM_TM_MAX_RANKS	64
 #define PCM_TM_MAX_TAGS		1024
@@ -45,6 +55,25 @@
 #define PCM_TM_MAX_NS		1000000000ULL	/* a stage: 1 s */
 #define PCM_TM_MAX_MBPS		1000000ULL	/* 1 TB/s */
 #define PCM_TM_MAX_CACHE	BIT_ULL(30)	/* write cache: 1 GiB */
+#define PCM_TM_MAX_RETRIES	64	/* iterations a stage may add */
+#define PCM_TM_MAX_SLOTS	256	/* rows a write buffer holds */
+#define PCM_TM_PPM		1000000	/* probabilities: per million */
+
+/*
+ * How a rank's stage (a read, a program) varies from one row to the next:
+ * it takes its fixed time, plus a jitter uniform in [0, @jitter_ns], plus
+ * @retry_ns for each extra iteration.  An iteration fails (the cells did
+ * not verify, the data did not decode) with probability @retry_ppm per
+ * million, independently, and the controller gives up after @retries
+ * extra ones: the count is geometric, truncated at @retries.  All zero:
+ * the stage always takes its fixed time, and draws nothing.
+ */
+struct pcm_tm_var {
+	u64 jitter_ns;
+	u64 retry_ns;
+	u32 retry_ppm;
+	u32 retries;
+};
 
 /* What a preset or the table line sets; 0 rates and counts: unlimited. */
 struct pcm_tm_params {
@@ -55,7 +84,11 @@ struct pcm_tm_params {
 	u64 read_mbps, write_mbps;	/* per channel bus */
 	u64 host_mbps;			/* the host link */
 	u64 write_cache;		/* bytes; 0: no cache */
+	u32 ctrl_slots;			/* rows a channel buffers: needs a reload */
+	u32 xfer_slots;			/* rows the front end buffers */
 	bool early;			/* completion:early */
+	struct pcm_tm_var read_var, write_var;	/* the ranks' stages */
+	u64 seed;			/* the channels' random streams */
 };
 
 struct pcm_tm_cache_slot {
@@ -63,11 +96,15 @@ struct pcm_tm_cache_slot {
 	u64 bytes;
 };
 
-/* A channel: its bus and its ranks, on cache lines of their own. */
+/*
+ * A channel: its bus, its ranks and its write buffer, on cache lines of
+ * their own.  The buffer's slots follow the ranks in @rank_busy.
+ */
 struct pcm_tm_chan {
-	spinlock_t lock;		/* @bus_busy and @rank_busy */
+	spinlock_t lock;		/* all of it */
+	struct rnd_state rnd;		/* stream PCM_RAND_TIMING + channel */
 	u64 bus_busy;
-	u64 rank_busy[];		/* [ranks] */
+	u64 rank_busy[];		/* [ranks], then [ctrl_slots]: a min-heap */
 };
 
 /*
@@ -83,6 +120,9 @@ struct pcm_tm {
 	size_t chan_stride;
 	u64 *tag_free;			/* [tags]: a min-heap of free instants */
 	u32 nr_tags;			/* heap size: tags in use */
+	/* the front end's write buffer: a min-heap of free instants */
+	u64 xfer_free[PCM_TM_MAX_SLOTS];
+	u32 nr_xfer;
 	/* write cache: its writes, a min-heap by the end of their programs */
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
 	u32 cache_len;
@@ -117,8 +157,8 @@ struct pcm_tm_loc {
 
 static inline size_t pcm_tm_chan_stride(const struct pcm_tm_params *p)
 {
-	return ALIGN(sizeof(struct pcm_tm_chan) + p->ranks * sizeof(u64),
-		     SMP_CACHE_BYTES);
+	return ALIGN(sizeof(struct pcm_tm_chan) +
+		     (p->ranks + p->ctrl_slots) * sizeof(u64), SMP_CACHE_BYTES);
 }
 
 /* Bytes of the channels' array pcm_tm_init() takes. */
@@ -133,6 +173,8 @@ static inline struct pcm_tm_chan *pcm_tm_chan(const struct pcm_tm *tm, u32 c)
 }
 
 bool pcm_tm_active(const struct pcm_tm_params *p);
+bool pcm_tm_var_active(const struct pcm_tm_var *v);
+u64 pcm_tm_draw(struct rnd_state *rnd, const struct pcm_tm_var *v);
 struct pcm_tm_loc pcm_tm_locate(const struct pcm_tm_params *p, u64 row);
 u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps);
 void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,

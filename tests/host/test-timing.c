@@ -5,6 +5,8 @@
  * the geometry allows, and the interactions (a read behind a program, a
  * gap move, the write cache, tags, "set" mid-run).
  */
+#include <math.h>
+
 #include "../../dm-pcm/pcm-timing.h"
 #include "tap.h"
 
@@ -358,6 +360,354 @@ static void test_set_mid_run(void)
 	check(tm.p.channels == 1, "geometry kept: %u channels", tm.p.channels);
 }
 
+
+/*
+ * The variability of a stage (struct pcm_tm_var), exactly: P(X <= x) for
+ * X = U + K * retry, U uniform on the jitter_ns + 1 integers 0..jitter_ns,
+ * K geometric (failure q) truncated at retries.
+ */
+static double var_pk(const struct pcm_tm_var *v, u32 k)
+{
+	double q = v->retry_ppm / 1e6;
+
+	return k < v->retries ? pow(q, k) * (1 - q) : pow(q, k);
+}
+
+static double var_cdf(const struct pcm_tm_var *v, double x)
+{
+	double f = 0;
+	u32 k;
+
+	for (k = 0; k <= v->retries; k++) {
+		double y = x - (double)k * v->retry_ns;
+
+		if (y >= v->jitter_ns)
+			f += var_pk(v, k);
+		else if (y >= 0)
+			f += var_pk(v, k) * (floor(y) + 1) / (v->jitter_ns + 1);
+	}
+	return f;
+}
+
+static double var_mean(const struct pcm_tm_var *v)
+{
+	double m = v->jitter_ns / 2.0;
+	u32 k;
+
+	for (k = 1; k <= v->retries; k++)
+		m += (double)k * v->retry_ns * var_pk(v, k);
+	return m;
+}
+
+#define NDRAWS 1000000
+static u64 draws[NDRAWS];
+
+static int cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A million draws against the distribution's own formulas: the mean within
+ * five standard errors, the empirical CDF within five binomial standard
+ * errors at every decile and far into the tail, and the bounds.
+ */
+static void check_var(const struct pcm_tm_var *v, const char *name)
+{
+	static const double pts[] = { 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999, 0.9999 };
+	double sum = 0, sq = 0, mean, sd, want = var_mean(v);
+	u64 hi = v->jitter_ns + (u64)v->retries * v->retry_ns;
+	struct rnd_state rnd;
+	unsigned int i;
+
+	pcm_rand_stream(&rnd, 1, 0);
+	for (i = 0; i < NDRAWS; i++) {
+		draws[i] = pcm_tm_draw(&rnd, v);
+		sum += draws[i];
+		sq += (double)draws[i] * draws[i];
+	}
+	mean = sum / NDRAWS;
+	sd = sqrt(sq / NDRAWS - mean * mean);
+	check(fabs(mean - want) <= 5 * sd / sqrt(NDRAWS) + 0.5,
+	      "%s: mean %.2f, want %.2f (sd %.1f)", name, mean, want, sd);
+	qsort(draws, NDRAWS, sizeof(draws[0]), cmp_u64);
+	check(draws[NDRAWS - 1] <= hi, "%s: max %llu > %llu", name, draws[NDRAWS - 1], hi);
+	check(draws[0] <= hi / 1000, "%s: min %llu: the fixed time is reached", name, draws[0]);
+	for (i = 0; i < ARRAY_SIZE(pts); i++) {
+		u64 x = draws[(u64)(pts[i] * NDRAWS)];
+		double f = var_cdf(v, x), emp = 0, se;
+		u64 j;
+
+		/* the share of draws at or below x, from the sorted array */
+		for (j = (u64)(pts[i] * NDRAWS); j < NDRAWS && draws[j] <= x; j++)
+			;
+		emp = (double)j / NDRAWS;
+		se = sqrt(f * (1 - f) / NDRAWS);
+		check(fabs(emp - f) <= 5 * se + 2.0 / NDRAWS,
+		      "%s: P(X <= %llu): drawn %.6f, formula %.6f", name, x, emp, f);
+	}
+}
+
+static void test_var_distribution(void)
+{
+	struct pcm_tm_var reram = { .jitter_ns = 3200, .retry_ns = 1000,
+				    .retry_ppm = 47619, .retries = 4 };
+	struct pcm_tm_var pss = { .retry_ns = 120000, .retry_ppm = 110000, .retries = 16 };
+	struct pcm_tm_var jitter = { .jitter_ns = 999 };
+	struct pcm_tm_var always = { .retry_ns = 7, .retry_ppm = PCM_TM_PPM, .retries = 5 };
+	struct pcm_tm_var none = { .retry_ns = 7, .retries = 5 };
+	struct rnd_state rnd;
+	u64 k[4] = { 0 };
+	unsigned int i;
+
+	check_var(&reram, "reram");
+	check_var(&pss, "pss");
+	check_var(&jitter, "jitter");
+	check(draws[NDRAWS - 1] == jitter.jitter_ns, "jitter reaches %llu: %llu",
+	      jitter.jitter_ns, draws[NDRAWS - 1]);
+	/* the retry count alone: P(K >= k) = q^k, truncated */
+	pcm_rand_stream(&rnd, 2, 0);
+	for (i = 0; i < NDRAWS; i++) {
+		u64 n = pcm_tm_draw(&rnd, &pss) / pss.retry_ns;
+
+		k[min(n, 3ULL)]++;
+	}
+	for (i = 1; i < 4; i++) {
+		u64 ge = 0, j;
+		double want = pow(0.11, i) * NDRAWS;
+
+		for (j = i; j < 4; j++)
+			ge += k[j];
+		check(fabs(ge - want) <= 5 * sqrt(want) + 1,
+		      "%u or more retries: %llu, want %.0f", i, ge, want);
+	}
+	check(pcm_tm_draw(&rnd, &always) == 35, "every iteration fails: the cap");
+	check(pcm_tm_draw(&rnd, &none) == 0, "retry_ppm 0: none");
+	check(!pcm_tm_var_active(&none) && pcm_tm_var_active(&jitter) &&
+	      pcm_tm_var_active(&always), "active when it can add time");
+}
+
+/* The latencies of a fixed mixed sequence over @p's channels. */
+static void run_sequence(const struct pcm_tm_params *p, u64 *lat, unsigned int n)
+{
+	unsigned int i;
+
+	init(p);
+	for (i = 0; i < n; i++)
+		lat[i] = one(i * 3000ULL, i % 3 == 0, i * 7 % 64, 4096, false, NULL);
+}
+
+static struct pcm_tm_params varied(void)
+{
+	struct pcm_tm_params p = base();
+
+	p.channels = 4;
+	p.ranks = 4;
+	p.read_var = (struct pcm_tm_var){ .jitter_ns = 5000, .retry_ns = 2000,
+					  .retry_ppm = 300000, .retries = 6 };
+	p.write_var = (struct pcm_tm_var){ .jitter_ns = 100, .retry_ns = 50000,
+					   .retry_ppm = 200000, .retries = 10 };
+	return p;
+}
+
+/* The same seed and requests: the same latencies; another seed: others. */
+static void test_var_determinism(void)
+{
+	static u64 a[3000], b[3000], c[3000];
+	struct pcm_tm_params p = varied();
+	unsigned int i, same = 0, diff = 0;
+
+	p.seed = 42;
+	run_sequence(&p, a, 3000);
+	run_sequence(&p, b, 3000);
+	p.seed = 43;
+	run_sequence(&p, c, 3000);
+	for (i = 0; i < 3000; i++) {
+		same += a[i] == b[i];
+		diff += a[i] != c[i];
+	}
+	check(same == 3000, "seed 42 twice: %u of 3000 latencies agree", same);
+	check(diff > 2000, "seeds 42 and 43: only %u of 3000 latencies differ", diff);
+}
+
+/*
+ * Each channel draws from a stream of its own: a channel's latencies do
+ * not depend on what the others do, and two streams are uncorrelated.
+ */
+static void test_var_streams(void)
+{
+	static u64 alone[500], mixed[500];
+	struct pcm_tm_params p = varied();
+	struct rnd_state s0, s1;
+	double sx = 0, sy = 0, sxy = 0, sxx = 0, syy = 0, r;
+	unsigned int i, n = 200000;
+
+	p.seed = 7;
+	/* channel 0 only, then the same requests with channel 1's between */
+	init(&p);
+	for (i = 0; i < 500; i++)
+		alone[i] = one(i * 1000000ULL, i & 1, 0, 4096, false, NULL);
+	init(&p);
+	for (i = 0; i < 500; i++) {
+		mixed[i] = one(i * 1000000ULL, i & 1, 0, 4096, false, NULL);
+		one(i * 1000000ULL + 500000, !(i % 3), 1, 4096, false, NULL);
+	}
+	check(!memcmp(alone, mixed, sizeof(alone)), "channel 1's draws change channel 0's");
+	/* channel 1 given channel 0's requests: other draws */
+	init(&p);
+	for (i = 0; i < 500; i++)
+		mixed[i] = one(i * 1000000ULL, i & 1, 1, 4096, false, NULL);
+	check(memcmp(alone, mixed, sizeof(alone)), "channels 0 and 1 draw alike");
+	pcm_rand_stream(&s0, 7, PCM_RAND_TIMING);
+	pcm_rand_stream(&s1, 7, PCM_RAND_TIMING + 1);
+	for (i = 0; i < n; i++) {
+		double x = prandom_u32_state(&s0), y = prandom_u32_state(&s1);
+
+		sx += x;
+		sy += y;
+		sxy += x * y;
+		sxx += x * x;
+		syy += y * y;
+	}
+	r = (sxy - sx * sy / n) / sqrt((sxx - sx * sx / n) * (syy - sy * sy / n));
+	check(fabs(r) < 5 / sqrt(n), "streams 0 and 1 correlate: r = %.4f", r);
+}
+
+/* Variability off: exactly the fixed stages, whatever the seed. */
+static void test_var_off(void)
+{
+	static u64 plain[600], off[600];
+	struct pcm_tm_params p = base(), q;
+	u64 rd = 700 + 1000 + 10240 + 2048;
+	unsigned int i;
+
+	p.channels = 4;
+	p.ranks = 4;
+	run_sequence(&p, plain, 600);
+	q = p;
+	q.seed = 99;
+	q.read_var.retries = 3;		/* no probability, no time: off */
+	q.write_var.retry_ppm = 500000;
+	run_sequence(&q, off, 600);
+	check(!memcmp(plain, off, sizeof(plain)), "inactive variability changed latencies");
+	/* on, then off again with "set": the formula exactly */
+	q = varied();
+	init(&q);
+	check(one(0, false, 0, 4096, false, NULL) >= rd, "varied read");
+	q.read_var = (struct pcm_tm_var){ 0 };
+	q.write_var = (struct pcm_tm_var){ 0 };
+	pcm_tm_set(&tm, &q);
+	for (i = 0; i < 50; i++)
+		check(one(10000000ULL * (i + 1), false, i, 4096, false, NULL) == rd,
+		      "read %u after set: not the formula", i);
+}
+
+/* A varied stage adds within its bounds, to its own direction only. */
+static void test_var_stage(void)
+{
+	struct pcm_tm_params p = base();
+	u64 rd = 700 + 1000 + 10240 + 2048, wr = 700 + 2048 + 20480 + 100000;
+	u64 i, lo = U64_MAX, hi = 0, wlo = U64_MAX, whi = 0;
+
+	p.read_var = (struct pcm_tm_var){ .jitter_ns = 4000, .retry_ns = 3000,
+					  .retry_ppm = 500000, .retries = 2 };
+	init(&p);
+	for (i = 0; i < 4000; i++) {
+		u64 r = one(i * 1000000, false, 0, 4096, false, NULL);
+		u64 w = one(i * 1000000 + 500000, true, 0, 4096, false, NULL);
+
+		lo = min(lo, r);
+		hi = max(hi, r);
+		wlo = min(wlo, w);
+		whi = max(whi, w);
+	}
+	check(lo >= rd && lo < rd + 100, "reads from the fixed time: %llu", lo);
+	check(hi <= rd + 10000 && hi > rd + 9000, "reads up to jitter + 2 retries: %llu", hi);
+	check(wlo == wr && whi == wr, "writes do not vary: %llu..%llu", wlo, whi);
+}
+
+/* A device whose buffers are all that delays a write's data. */
+static struct pcm_tm_params buffered(void)
+{
+	struct pcm_tm_params p = base();
+
+	p.ranks = 4;
+	p.cmd_ns = 0;
+	p.host_mbps = 0;
+	p.write_mbps = 0;
+	return p;
+}
+
+/*
+ * A channel's buffer holds ctrl_slots rows until their programs end:
+ * early completion gains only while it has room, and a program waits for
+ * a slot even on an idle rank.
+ */
+static void test_ctrl_buffer(void)
+{
+	struct pcm_tm_params p = buffered();
+	struct pcm_tm_result r;
+	u64 i;
+
+	p.early = true;
+	init(&p);
+	for (i = 0; i < 3; i++)
+		check(one(0, true, i, 4096, false, &r) == 0, "unbounded: write %llu at once", i);
+	p.ctrl_slots = 2;
+	init(&p);
+	check(one(0, true, 0, 4096, false, NULL) == 0, "1st write: a slot");
+	check(one(0, true, 1, 4096, false, NULL) == 0, "2nd write: a slot");
+	check(one(0, true, 2, 4096, false, NULL) == 100000,
+	      "3rd write waits for the 1st program to end");
+	check(one(0, true, 3, 4096, false, NULL) == 100000, "4th: the 2nd program's slot");
+	check(one(0, false, 3, 4096, false, NULL) == 200000 + 1000 + 10240,
+	      "the 4th program, from its slot, then a read of its rank");
+	p.early = false;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2 + 1) * 100000,
+		      "late write %llu: its program waits for a slot", i);
+	p.ctrl_slots = 3;
+	pcm_tm_set(&tm, &p);
+	check(tm.p.ctrl_slots == 2, "ctrl_slots needs a reload: %u", tm.p.ctrl_slots);
+}
+
+/*
+ * The front end's buffer holds a row until the write completes: early,
+ * once the row reached its controller; late, once it is programmed.
+ */
+static void test_xfer_buffer(void)
+{
+	struct pcm_tm_params p = buffered();
+	u64 i;
+
+	p.channels = 4;
+	p.ranks = 1;
+	p.write_mbps = 400;		/* 10240 ns a row over its bus */
+	p.xfer_slots = 2;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2) * 110240 + 110240,
+		      "late write %llu: a slot once a program ended", i);
+	p.early = true;
+	init(&p);
+	for (i = 0; i < 4; i++)
+		check(one(0, true, i, 4096, false, NULL) == (i / 2 + 1) * 10240,
+		      "early write %llu: a slot once a row reached its controller", i);
+	/* "set" resizes it: unbounded, every channel's bus at once */
+	p.xfer_slots = 0;
+	pcm_tm_set(&tm, &p);
+	for (i = 0; i < 4; i++)
+		check(one(1000000, true, i, 4096, false, NULL) == 10240,
+		      "unbounded: write %llu at once", i);
+	p.xfer_slots = 1;
+	pcm_tm_set(&tm, &p);
+	check(one(2000000, true, 0, 4096, false, NULL) == 10240 &&
+	      one(2000000, true, 1, 4096, false, NULL) == 20480, "one slot: in turn");
+}
+
 int main(void)
 {
 	RUN(test_xfer);
@@ -373,5 +723,12 @@ int main(void)
 	RUN(test_closed_loop);
 	RUN(test_write_cache);
 	RUN(test_set_mid_run);
+	RUN(test_var_distribution);
+	RUN(test_var_determinism);
+	RUN(test_var_streams);
+	RUN(test_var_off);
+	RUN(test_var_stage);
+	RUN(test_ctrl_buffer);
+	RUN(test_xfer_buffer);
 	return tap_done();
 }

@@ -3,8 +3,8 @@
 # The timing model on the data path: completions held until their modeled
 # instant and never earlier, "set" changing it live, one rank serializing
 # while channels overlap, tags, early completion and a read behind it, a
-# gap move holding its rank, data intact with the model on, two CPUs
-# racing "set", and refusals that change nothing.  Behaviour, not speed:
+# gap move holding its rank, seeded variability, data intact with the
+# model on, two CPUs racing "set", and refusals that change nothing.  Behaviour, not speed:
 # fio's latencies are checked against lower bounds only, the rest against
 # the model's own figures in status, which do not depend on how fast this
 # machine is.
@@ -201,6 +201,28 @@ expect_eq "each completion counted once: lateness total = held + late" "$done_n"
 expect "and there were completions" test "$done_n" -gt 1000
 dmsetup remove tp
 
+# --- the ranks' read times vary, drawn from the seed ---
+# varied SEED: the model's mean and highest latency of 40 QD1 reads on one
+# rank, each after the last completed: a fixed time plus a draw each
+varied() {
+	wipe_meta /dev/ram0
+	pcm_create tv /dev/ram0 read_ns:100000 read_jitter_ns:50000 read_retry_ns:200000 \
+		read_retry_ppm:300000 read_retries:3 gap_interval:0 "seed:$1"
+	dmsetup message tv 0 stats reset
+	clat /dev/mapper/tv randread 40 >/dev/null
+	echo "$(field tv read_lat_mean_ns) $(field tv read_lat_max_ns)"
+	dmsetup remove tv
+}
+v5=$(varied 5)
+v5b=$(varied 5)
+v6=$(varied 6)
+note "seed:5 mean and max read latency: $v5; again: $v5b; seed:6: $v6"
+expect_eq "the same seed and reads: the same latencies" "$v5" "$v5b"
+expect "another seed: others" test "$v5" != "$v6"
+read -r mean max <<<"$v5"
+expect "the latencies vary within read_ns + jitter + 3 retries" \
+	test "$mean" -gt 100000 -a "$max" -le 750000 -a "$max" -gt "$mean"
+
 # --- bad timing words and set values are refused, nothing changes ---
 wipe_meta /dev/ram0
 pcm_create tb /dev/ram0 read_ns:1000
@@ -211,10 +233,15 @@ expect "the log gives the range" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q
 expect_fail "set channels (geometry) is refused" dmsetup message tb 0 set channels 2
 expect_fail "set completion to an unknown value" dmsetup message tb 0 set completion sometimes
 expect_fail "set tags above 1024" dmsetup message tb 0 set tags 1025
+expect_fail "set seed (read when the table loads) is refused" dmsetup message tb 0 set seed 2
+expect_fail "set ctrl_slots (sized when the table loads) is refused" \
+	dmsetup message tb 0 set ctrl_slots 2
+expect_fail "set read_retry_ppm above a million" dmsetup message tb 0 set read_retry_ppm 1000001
 expect_eq "config unchanged" "$(dmsetup message tb 0 config)" "$before"
 dmsetup remove tb
 len=$(pcm_len /dev/ram0)
-for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825; do
+for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825 \
+	ctrl_slots:257 xfer_slots:257 write_retries:65 write_retry_ppm:1000001 seed:-1; do
 	expect_fail "table word $w refused" dmsetup create tx --table "0 $len pcm /dev/ram0 0 1 $w"
 done
 
