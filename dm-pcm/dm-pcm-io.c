@@ -356,6 +356,9 @@ static void submit_remapped(struct pcm_c *pc, struct bio *bio)
 {
 	if (READ_ONCE(pc->timed))
 		pcm_timing_charge(pc, bio, io_of(bio));
+	if (unlikely(pc->ecc_on) &&
+	    pcm_ecc_remapped(pc, bio, io_of(bio)) == DM_MAPIO_SUBMITTED)
+		return;
 	dm_submit_bio_remap(bio, NULL);
 }
 
@@ -560,6 +563,22 @@ static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io 
 	return DM_MAPIO_REMAPPED;
 }
 
+/* ecc:bch: the same mapping, then the ECC work (dm-pcm-ecc.c). */
+static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io *io)
+{
+	struct pcm_c *pc = ti->private;
+	int r;
+
+	io->ecc = PCM_ECC_IO_NONE;
+	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	r = map_fast(ti, bio, io);
+	if (r != DM_MAPIO_REMAPPED)
+		return r;
+	if (unlikely(READ_ONCE(pc->timed)))
+		pcm_timing_charge(pc, bio, io);
+	return pcm_ecc_remapped(pc, bio, io);
+}
+
 int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
@@ -567,6 +586,8 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 	int r;
 
 	bio_set_dev(bio, pc->dev->bdev);
+	if (unlikely(pc->ecc_on))
+		return map_ecc(ti, bio, io);
 	r = map_fast(ti, bio, io);
 	if (unlikely(READ_ONCE(pc->timed)) && r == DM_MAPIO_REMAPPED)
 		pcm_timing_charge(pc, bio, io);
@@ -580,12 +601,22 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
  */
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
+	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = io_of(bio);
 
-	pcm_io_done(ti->private, io);
+	/* a read to decode keeps its count until its parity is read */
+	if (unlikely(pc->ecc_on) && io->ecc == PCM_ECC_IO_READ && !*error)
+		return pcm_ecc_end_io(pc, bio, io);
+	pcm_io_done(pc, io);
 	if (unlikely(io->timed))
 		return pcm_timing_end_io(ti->private, bio, io);
 	return DM_ENDIO_DONE;
+}
+
+/* ECC: a bio's backing I/O (with its parity) is over. */
+void pcm_io_over(struct pcm_c *pc, struct pcm_io *io)
+{
+	pcm_io_done(pc, io);
 }
 
 /* Map and submit bios that waited outside map context. */

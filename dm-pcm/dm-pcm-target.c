@@ -54,6 +54,7 @@ static void pcm_dtr(struct dm_target *ti)
 	struct pcm_c *pc = ti->private;
 
 	pcm_move_exit(pc);
+	pcm_ecc_dev_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
 	pcm_io_exit(pc);
@@ -178,6 +179,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	l->meta_block = bdev_logical_block_size((pc->meta_dev ?: pc->dev)->bdev);
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
+	l->row_meta = pc->ecc_on ? pcm_ecc_row_meta(&pc->ecc_geom, l->row_size) : 0;
 	e = pcm_layout_compute(l);
 	if (e == PCM_LAYOUT_META_EMPTY || e == PCM_LAYOUT_META_BLOCK) {
 		DMERR("%s: %s", pc->meta_dev ? pc->meta_dev->name : pc->dev->name,
@@ -207,6 +209,28 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	}
 	pc->nr_domains = l->domains;
 	pc->domain_shift = is_power_of_2(l->domains) ? ilog2(l->domains) : U32_MAX;
+	pcm_layout_place(l, pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains));
+	return 0;
+}
+
+/*
+ * ecc:bch: the layout lib/bch must accept, with the parity in meta_bytes;
+ * when it is not, pcm-ecc says what would fit.
+ */
+static int pcm_check_ecc(struct dm_target *ti, struct pcm_c *pc)
+{
+	const u64 *v = pc->cfg.val;
+	char msg[160];
+
+	pc->ecc_on = v[PCM_ECC] == PCM_ECC_BCH;
+	if (!pc->ecc_on)
+		return 0;
+	if (pcm_ecc_geom_init(&pc->ecc_geom, v[PCM_ECC_CODEWORDS], v[PCM_ECC_T],
+			      v[PCM_META_BYTES], msg, sizeof(msg))) {
+		DMERR("%s", msg);
+		ti->error = "Invalid ECC layout";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -257,6 +281,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot allocate the timing model";
 		return -ENOMEM;
 	}
+	if (pcm_ecc_dev_init(pc)) {
+		ti->error = "Cannot set up ECC";
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -297,7 +325,7 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 	pc->live = pc->cfg;
-	r = pcm_check_geometry(ti, pc);
+	r = pcm_check_ecc(ti, pc) ?: pcm_check_geometry(ti, pc);
 	if (r)
 		goto bad;
 	r = pcm_alloc(ti, pc);
@@ -308,7 +336,8 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 
 	ti->num_flush_bios = 1;
-	ti->num_discard_bios = 1;
+	/* a discard need not zero: its rows' parity would no longer match */
+	ti->num_discard_bios = pc->ecc_on ? 0 : 1;
 	ti->num_write_zeroes_bios = 1;
 	ti->per_io_data_size = sizeof(struct pcm_io);
 	/* a parked bio may be submitted and done before map returns */
@@ -415,6 +444,7 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	DMEMIT(" sb_writes:%llu meta_flushes:%llu", READ_ONCE(pc->sb_writes),
 	       READ_ONCE(pc->meta_flushes));
 	pcm_timing_status(pc, result, maxlen, &sz);
+	pcm_ecc_status(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -470,6 +500,7 @@ static int pcm_msg_stats(struct pcm_c *pc, unsigned int argc, char **argv)
 	atomic64_set(&pc->wouldblock, 0);
 	mutex_unlock(&pc->meta_lock);
 	pcm_timing_reset(pc);
+	pcm_ecc_reset(pc);
 	return 0;
 }
 
@@ -514,7 +545,7 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 		return r;
 	}
 	WRITE_ONCE(pc->live.val[id], val);
-	if (id >= PCM_CHANNELS)		/* the timing model's parameters */
+	if (id >= PCM_CHANNELS && id <= PCM_OVERHEAD_NS)	/* the timing model's */
 		pcm_timing_update(pc);
 	return 0;
 }
@@ -620,6 +651,46 @@ static int pcm_msg_lateness(struct pcm_c *pc, unsigned int argc,
 	return pcm_timing_lateness(pc, result, maxlen);
 }
 
+/* "inject <sector> <nbits> [sticky]": bit errors in what a read of it returns. */
+static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
+{
+	u64 sector, nbits;
+	bool sticky = argc == 4 && !strcasecmp(argv[3], "sticky");
+
+	if (argc < 3 || argc > 4 || (argc == 4 && !sticky)) {
+		DMERR("usage: inject <sector> <nbits> [sticky]");
+		return -EINVAL;
+	}
+	if (!pc->ecc) {
+		DMERR("inject: no ECC on this device (ecc:none)");
+		return -EINVAL;
+	}
+	if (pcm_parse_u64(argv[1], &sector) || sector >= pc->ti->len) {
+		DMERR("inject: sector %.32s: allowed 0..%llu", argv[1],
+		      (unsigned long long)pc->ti->len - 1);
+		return -EINVAL;
+	}
+	if (pcm_parse_u64(argv[2], &nbits) || !nbits || nbits > pcm_ecc_max_inject(pc)) {
+		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_ecc_max_inject(pc));
+		return -EINVAL;
+	}
+	return pcm_ecc_inject(pc, sector, nbits, sticky);
+}
+
+static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
+{
+	if (argc != 1) {
+		DMERR("usage: clear_injected");
+		return -EINVAL;
+	}
+	if (!pc->ecc) {
+		DMERR("clear_injected: no ECC on this device (ecc:none)");
+		return -EINVAL;
+	}
+	pcm_ecc_clear_injected(pc);
+	return 0;
+}
+
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
 {
@@ -641,6 +712,10 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_lateness(pc, argc, result, maxlen);
 	if (!strcasecmp(argv[0], "params"))
 		return pcm_msg_params(argc, result, maxlen);
+	if (!strcasecmp(argv[0], "inject"))
+		return pcm_msg_inject(pc, argc, argv);
+	if (!strcasecmp(argv[0], "clear_injected"))
+		return pcm_msg_clear_injected(pc, argc);
 
 	DMERR("unknown message: %.40s", argv[0]);
 	return -EINVAL;

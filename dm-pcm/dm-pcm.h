@@ -17,6 +17,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "pcm-ecc.h"
 #include "pcm-layout.h"
 #include "pcm-params.h"
 #include "pcm-sb.h"
@@ -79,15 +80,40 @@ enum pcm_io_state {
 	PCM_IO_MAPPED,		/* in epoch 0; PCM_IO_MAPPED + 1: in epoch 1 */
 };
 
+/* What ECC still has to do for a bio (dm-pcm-ecc.c); set with ecc:bch only. */
+enum pcm_ecc_io {
+	PCM_ECC_IO_NONE,
+	PCM_ECC_IO_READ,		/* decode once the data is in */
+	PCM_ECC_IO_WRITE,		/* parity written before the data */
+};
+
 struct pcm_io {
 	u64 row;			/* domain row, while parked */
 	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
 	bool timed;			/* charged to the timing model */
 	bool held;			/* its completion waits for @timer */
+	u8 ecc;				/* enum pcm_ecc_io, when pc->ecc_on */
 	u64 deadline;			/* modeled completion, ktime_get_ns() */
-	struct pcm_c *pc;		/* for @timer */
+	struct pcm_c *pc;		/* for @timer and @work */
 	struct hrtimer timer;
+	/* ECC only */
+	sector_t lsector;		/* first logical sector */
+	struct bvec_iter iter;		/* the data as remapped */
+	struct work_struct work;
 };
+
+/* ECC status figures, in the order status prints them: append only. */
+enum pcm_ecc_fig {
+	PCM_ECC_CORRECTED_BITS,
+	PCM_ECC_CORRECTED_SECTORS,
+	PCM_ECC_UNCORRECTABLE_SECTORS,
+	PCM_ECC_SILENT_SECTORS,
+	PCM_ECC_INJECTED_BITS,
+	PCM_ECC_RAW_BITS,
+	PCM_ECC_NR_FIGS
+};
+
+struct pcm_ecc_dev;
 
 /* dm-pcm-timing.c: the timing model's state and what status shows of it */
 #define PCM_LATE_BUCKETS	64
@@ -203,6 +229,11 @@ struct pcm_c {
 	atomic64_t parked_writes;	/* writes that waited for the mover */
 	atomic64_t wouldblock;		/* REQ_NOWAIT bios refused instead */
 
+	/* ECC: dm-pcm-ecc.c */
+	bool ecc_on;			/* ecc:bch */
+	struct pcm_ecc_geom ecc_geom;
+	struct pcm_ecc_dev *ecc;
+
 	/* the timing model: dm-pcm-timing.c */
 	struct pcm_timing *timing;
 	bool timed;			/* the model is on: charge every bio */
@@ -221,6 +252,8 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 		.domains = pc->nr_domains,
 		.randomize_seed = pc->cfg.val[PCM_RANDOMIZE],
 		.randomize = pc->randomize,
+		.features = pc->ecc_on ? PCM_SB_FEAT_ECC : 0,
+		.ecc = pc->ecc_on ? pcm_ecc_geom_pack(&pc->ecc_geom) : 0,
 	};
 }
 
@@ -244,6 +277,20 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid);
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
 void pcm_resubmit(struct pcm_c *pc, struct bio_list *list);
+void pcm_io_over(struct pcm_c *pc, struct pcm_io *io);
+
+/* dm-pcm-ecc.c */
+int pcm_ecc_dev_init(struct pcm_c *pc);
+void pcm_ecc_dev_exit(struct pcm_c *pc);
+int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
+int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
+u32 pcm_ecc_max_inject(struct pcm_c *pc);
+void pcm_ecc_clear_injected(struct pcm_c *pc);
+void pcm_ecc_reset(struct pcm_c *pc);
+void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
+		    unsigned int *szp);
 
 /* dm-pcm-timing.c */
 int pcm_timing_init(struct pcm_c *pc);

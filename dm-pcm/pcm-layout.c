@@ -16,9 +16,13 @@
  */
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 {
-	u64 end = l->dev_sectors, rows;
+	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX;
+	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
 
-	l->sb_sectors = pcm_sb_size(l->domains) >> 9;
+	/* whole blocks of the device that holds them, so no read-modify-write */
+	l->row_meta_sectors = DIV_ROUND_UP(l->row_meta, 512 * blk) * blk;
+	l->row_meta_start = 0;
+	l->sb_sectors = pcm_sb_size(l->domains, l->row_meta ? PCM_SB_FEAT_ECC : 0) >> 9;
 	l->row_shift = 0;
 	while ((512U << l->row_shift) < l->row_size)
 		l->row_shift++;
@@ -32,6 +36,9 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 		if (l->meta_dev_sectors < 2 * l->sb_sectors)
 			return PCM_LAYOUT_META_SMALL;
 		l->meta_start = 0;
+		if (l->row_meta_sectors)
+			meta_rows = div_u64(l->meta_dev_sectors - 2 * l->sb_sectors,
+					    l->row_meta_sectors);
 	} else {
 		end -= end % SB_ALIGN_SECTORS;
 		if (end < 2 * l->sb_sectors)
@@ -41,7 +48,10 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 	}
 	if (l->offset >= end)
 		return PCM_LAYOUT_OFFSET;
-	rows = div_u64(end - l->offset, l->row_size >> 9);
+	if (l->meta_dev)
+		rows = min(div_u64(end - l->offset, l->row_size >> 9), meta_rows);
+	else
+		rows = div_u64(end - l->offset, (l->row_size >> 9) + l->row_meta_sectors);
 	/* every domain needs a logical row and its gap */
 	if (rows < 2ULL * l->domains)
 		return PCM_LAYOUT_TOO_SMALL;
@@ -67,6 +77,19 @@ const char *pcm_layout_error(enum pcm_layout_err e)
 		return "fewer than two physical rows per domain";
 	}
 	return "?";
+}
+
+/*
+ * Where the row metadata goes once the table's @phys_rows (logical rows
+ * plus a gap per domain) are known: after them on the data device, or
+ * after the superblock copies on a meta_device.
+ */
+void pcm_layout_place(struct pcm_layout *l, u64 phys_rows)
+{
+	if (l->meta_dev)
+		l->row_meta_start = 2 * l->sb_sectors;
+	else
+		l->row_meta_start = l->offset + (phys_rows << l->row_shift);
 }
 
 /* Logical rows a table of @length sectors covers (the last may be partial). */

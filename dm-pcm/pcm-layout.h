@@ -5,10 +5,17 @@
  * shared by the module, the host tests and pcmctl, so that the length
  * pcmctl prints is the one the constructor accepts.
  *
- * Data device:  <offset> | row 0 | row 1 | ... | row R+K-1 | (unused)
+ * Data device:  <offset> | row 0 | row 1 | ... | row R+K-1 | row metadata | (unused)
  * Metadata:     superblock copy 0 | copy 1, each pcm_sb_size(K) bytes,
  *               at the end of the data device (aligned down to 4 KiB),
  *               or at sector 0 of a separate meta_device.
+ *
+ * With ECC, each physical row has row_meta bytes of metadata (its
+ * sectors' parity), rounded up to whole sectors: physical row b's are at
+ * row_meta_start + b * row_meta_sectors, an area that follows the R+K
+ * rows on the data device or the two superblock copies on a meta_device.
+ * Being indexed by physical row, parity stays with its row's data until
+ * a gap move copies both.
  *
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
@@ -29,12 +36,15 @@ struct pcm_layout {
 	u32 meta_block;		/* logical block size where the metadata is, 0: 512 */
 	u32 row_size;		/* bytes, a power of two >= 512 */
 	u32 domains;
+	u32 row_meta;		/* metadata bytes per row, 0: none (no ECC) */
 	/* outputs of pcm_layout_compute() */
 	u32 row_shift;		/* log2 of row_size in sectors */
 	u64 sb_sectors;		/* one superblock copy */
 	u64 meta_start;		/* copy 0, in sectors of the metadata device */
 	u64 max_rows;		/* largest legal logical row count */
 	u64 max_length;		/* largest legal table length, sectors */
+	u32 row_meta_sectors;	/* a physical row's metadata, 0: none */
+	u64 row_meta_start;	/* pcm_layout_place(): physical row 0's */
 };
 
 /* Reasons pcm_layout_compute() refuses; pcm_layout_error() names them. */
@@ -50,6 +60,14 @@ enum pcm_layout_err {
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l);
 const char *pcm_layout_error(enum pcm_layout_err e);
 u64 pcm_layout_rows(u64 length, u32 row_size);
+void pcm_layout_place(struct pcm_layout *l, u64 phys_rows);
+
+/* First sector of the metadata of the physical row at backing sector @slot. */
+static inline u64 pcm_layout_row_meta(const struct pcm_layout *l, u64 slot)
+{
+	return l->row_meta_start +
+	       ((slot - l->offset) >> l->row_shift) * l->row_meta_sectors;
+}
 
 /* First sector of physical row @p of domain @d on the data device. */
 static inline u64 pcm_layout_slot(const struct pcm_layout *l, u32 d, u64 p)

@@ -12,12 +12,20 @@
 #include <linux/log2.h>
 #include <linux/string.h>
 
+#include "pcm-ecc.h"
+#include "pcm-errmodel.h"
 #include "pcm-params.h"
 #include "pcm-timing.h"
 
 static const char * const completion_choices[] = {
 	[PCM_COMPLETION_LATE] = "late",
 	[PCM_COMPLETION_EARLY] = "early",
+	NULL,
+};
+
+static const char * const ecc_choices[] = {
+	[PCM_ECC_NONE] = "none",
+	[PCM_ECC_BCH] = "bch",
 	NULL,
 };
 
@@ -146,6 +154,27 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "overhead_ns", .unit = "ns", .kind = PCM_KIND_U64,
 		.def = 0, .min = 0, .max = PCM_TM_MAX_NS, .runtime = true,
 	},
+	/* the layout's defaults are PSS's: pcm_ecc_layouts[] */
+	[PCM_ECC] = {
+		.name = "ecc", .unit = "none|bch", .kind = PCM_KIND_ENUM,
+		.def = PCM_ECC_NONE, .choices = ecc_choices,
+	},
+	[PCM_ECC_CODEWORDS] = {
+		.name = "ecc_codewords", .unit = "codewords", .kind = PCM_KIND_U64,
+		.def = 6, .min = 1, .max = PCM_ECC_MAX_CODEWORDS,
+	},
+	[PCM_ECC_T] = {
+		.name = "ecc_t", .unit = "bits", .kind = PCM_KIND_U64,
+		.def = 4, .min = 1, .max = PCM_ECC_MAX_T,
+	},
+	[PCM_META_BYTES] = {
+		.name = "meta_bytes", .unit = "bytes", .kind = PCM_KIND_U64,
+		.def = 64, .min = 0, .max = PCM_ECC_MAX_META,
+	},
+	[PCM_RBER] = {
+		.name = "rber", .unit = "probability", .kind = PCM_KIND_RBER,
+		.def = 0, .min = 0, .max = PCM_RBER_MAX, .runtime = true,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {
@@ -170,6 +199,9 @@ static const struct pcm_preset_value preset_onyx[] = {
 	{ PCM_WRITE_MBPS, 59 },		/* 470 MB/s over 8 controllers */
 	{ PCM_CTRL_SLOTS, 7 },		/* early over late: +174 % at 512 B */
 	{ PCM_XFER_SLOTS, 15 },		/* and +32 % at 1 MB */
+	{ PCM_ECC_CODEWORDS, 64 },	/* one per 8-byte word ... */
+	{ PCM_ECC_T, 2 },		/* ... with 16 bits of parity */
+	{ PCM_META_BYTES, 128 },
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -186,6 +218,9 @@ static const struct pcm_preset_value preset_pss[] = {
 	{ PCM_WRITE_RETRIES, 16 },	/* longest program 2.03 ms */
 	{ PCM_WRITE_MBPS, 352 },	/* 8 x 49.5 MB/s, less metadata */
 	{ PCM_WRITE_CACHE, 1048576 },
+	{ PCM_ECC_CODEWORDS, 6 },	/* 512 B = 8 x 64 plus 64 B of metadata */
+	{ PCM_ECC_T, 4 },
+	{ PCM_META_BYTES, 64 },
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -216,6 +251,9 @@ static const struct pcm_preset_value preset_reram[] = {
 	{ PCM_READ_MBPS, 800 },
 	{ PCM_WRITE_NS, 10668 },	/* media write 1 us slower than read */
 	{ PCM_WRITE_MBPS, 800 },
+	{ PCM_ECC_CODEWORDS, 2 },	/* a codeword per 256-byte LBA */
+	{ PCM_ECC_T, 16 },
+	{ PCM_META_BYTES, 64 },
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -348,6 +386,23 @@ static int parse_choice(const struct pcm_param_desc *p, const char *str,
 			"%s:%.32s: not one of the allowed values", p->name, str);
 }
 
+/* A probability such as 1e-6 or 0.00025, without floating point. */
+static int parse_rber(const struct pcm_param_desc *p, const char *str,
+		      u64 *val, struct pcm_err *err)
+{
+	int r = pcm_rber_parse(str, val);
+
+	if (r == -ERANGE)
+		return pcm_fail(err, "Parameter out of range",
+				"%s:%.32s: out of range, allowed 0..0.5, at most 18 decimals",
+				p->name, str);
+	if (r)
+		return pcm_fail(err, "Invalid parameter value",
+				"%s:%.32s: not a probability such as 1e-6 or 0.001 in 0..0.5",
+				p->name, str);
+	return 0;
+}
+
 int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 			  struct pcm_err *err)
 {
@@ -359,6 +414,8 @@ int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 	if (p->kind == PCM_KIND_PATH || p->kind == PCM_KIND_FLAG)
 		return pcm_fail(err, "Invalid parameter value",
 				"%s takes no numeric value", p->name);
+	if (p->kind == PCM_KIND_RBER)
+		return parse_rber(p, str, val, err);
 	if (pcm_parse_u64(str, &v))
 		return pcm_fail(err, "Invalid parameter value",
 				"%s:%.32s: not a decimal number in %llu..%llu",
@@ -527,6 +584,11 @@ static size_t emit_param(const struct pcm_config *cfg, unsigned int id,
 	case PCM_KIND_PATH:
 		return v ? scnprintf(buf, len, "%c%s%c%s", pre, p->name, sep,
 				     cfg->path) : 0;
+	case PCM_KIND_RBER: {
+		size_t n = scnprintf(buf, len, "%c%s%c", pre, p->name, sep);
+
+		return n + pcm_rber_format(buf + n, len - n, v);
+	}
 	default:
 		return scnprintf(buf, len, "%c%s%c%llu", pre, p->name, sep, v);
 	}
@@ -567,6 +629,7 @@ static const char *const kind_names[] = {
 	[PCM_KIND_ENUM] = "enum",
 	[PCM_KIND_FLAG] = "flag",
 	[PCM_KIND_PATH] = "path",
+	[PCM_KIND_RBER] = "rber",
 };
 
 /* Parameter @id's default under preset @preset. */
@@ -584,6 +647,8 @@ static size_t emit_value(const struct pcm_param_desc *p, u64 v, char *buf, size_
 {
 	if (p->kind == PCM_KIND_ENUM)
 		return scnprintf(buf, len, "%s", p->choices[v]);
+	if (p->kind == PCM_KIND_RBER)
+		return pcm_rber_format(buf, len, v);
 	return scnprintf(buf, len, "%llu", v);
 }
 
@@ -614,6 +679,9 @@ size_t pcm_params_emit(char *buf, size_t len)
 						p->choices[k]);
 		} else if (p->kind == PCM_KIND_U64 || p->kind == PCM_KIND_POW2) {
 			sz += scnprintf(buf + sz, len - sz, " min:%llu max:%llu", p->min, p->max);
+		} else if (p->kind == PCM_KIND_RBER) {
+			sz += scnprintf(buf + sz, len - sz, " min:0 max:");
+			sz += pcm_rber_format(buf + sz, len - sz, p->max);
 		}
 		sz += scnprintf(buf + sz, len - sz, " unit:%s set:%s", p->unit,
 				p->runtime ? "yes" : "no");

@@ -48,6 +48,11 @@ enum pcm_param {
 	PCM_WRITE_RETRIES,
 	PCM_SEED,		/* every random stream (pcm-rand.h) */
 	PCM_OVERHEAD_NS,	/* not the model's: the host's, taken off holds */
+	PCM_ECC,		/* ECC (pcm-ecc.h): the code, then its layout */
+	PCM_ECC_CODEWORDS,
+	PCM_ECC_T,
+	PCM_META_BYTES,
+	PCM_RBER,		/* raw bit error rate (pcm-errmodel.h), 1e-18 units */
 	PCM_NR_PARAMS
 };
 
@@ -57,12 +62,19 @@ enum pcm_completion {
 	PCM_COMPLETION_EARLY,
 };
 
+/* PCM_ECC's values */
+enum pcm_ecc_kind {
+	PCM_ECC_NONE,
+	PCM_ECC_BCH,
+};
+
 enum pcm_param_kind {
 	PCM_KIND_U64,		/* decimal integer in [min, max] */
 	PCM_KIND_POW2,		/* power of two in [min, max] */
 	PCM_KIND_ENUM,		/* one of choices[]; value is the index */
 	PCM_KIND_FLAG,		/* bare word; value 1 when present */
 	PCM_KIND_PATH,		/* a device path, kept in pcm_config.path */
+	PCM_KIND_RBER,		/* a probability as decimal text, kept in 1e-18 units */
 };
 
 #define PCM_PATH_MAX	128	/* longest path a PCM_KIND_PATH value takes */

@@ -31,12 +31,20 @@ struct pcm_sb_disk {
 	__le32 features;	/* version 2; zero in version 1 */
 	__le64 data_offset;
 	struct pcm_sb_disk_domain dom[];
+	/* then, with PCM_SB_FEAT_ECC: __le64 ecc, the ECC geometry */
 } __packed;
 
-size_t pcm_sb_size(u32 domains)
+/* Bytes the fields take: the header, the domains, the feature words. */
+static size_t pcm_sb_used(u32 domains, u32 features)
 {
-	size_t bytes = sizeof(struct pcm_sb_disk) +
-		       (size_t)domains * sizeof(struct pcm_sb_disk_domain);
+	return sizeof(struct pcm_sb_disk) +
+	       (size_t)domains * sizeof(struct pcm_sb_disk_domain) +
+	       (features & PCM_SB_FEAT_ECC ? sizeof(__le64) : 0);
+}
+
+size_t pcm_sb_size(u32 domains, u32 features)
+{
+	size_t bytes = pcm_sb_used(domains, features);
 
 	return (bytes + PCM_SB_BLOCK - 1) / PCM_SB_BLOCK * PCM_SB_BLOCK;
 }
@@ -61,11 +69,12 @@ static u32 pcm_sb_csum(const void *buf, size_t used, size_t size)
 	return ~crc32_le_shift(crc, size - used);
 }
 
-/* @len must be at least pcm_sb_size(sb->geo.domains). */
+/* @len must be at least pcm_sb_size(sb->geo.domains, sb->geo.features). */
 void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 {
 	struct pcm_sb_disk *d = buf;
-	size_t size = pcm_sb_size(sb->geo.domains);
+	size_t size = pcm_sb_size(sb->geo.domains, sb->geo.features);
+	__le64 ecc = cpu_to_le64(sb->geo.ecc);
 	u32 i;
 
 	memset(buf, 0, len);
@@ -84,8 +93,10 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 		d->dom[i].start = cpu_to_le64(sb->dom[i].start);
 		d->dom[i].gap = cpu_to_le64(sb->dom[i].gap);
 	}
-	d->csum = cpu_to_le32(pcm_sb_csum(buf, sizeof(*d) +
-					  sb->geo.domains * sizeof(d->dom[0]), size));
+	if (sb->geo.features & PCM_SB_FEAT_ECC)
+		memcpy(&d->dom[sb->geo.domains], &ecc, sizeof(ecc));
+	d->csum = cpu_to_le32(pcm_sb_csum(buf, pcm_sb_used(sb->geo.domains,
+							   sb->geo.features), size));
 }
 
 static bool all_zero(const u8 *p, size_t len)
@@ -124,7 +135,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 	size = le32_to_cpu(d->size);
 	g.domains = le32_to_cpu(d->domains);
 	if (!version || (version == 1 && g.features) || g.domains > max_domains ||
-	    size != pcm_sb_size(g.domains) || size > len ||
+	    size != pcm_sb_size(g.domains, g.features) || size > len ||
 	    le32_to_cpu(d->csum) != pcm_sb_csum(buf, size, size))
 		return PCM_SB_CORRUPT;
 	g.logical_rows = le64_to_cpu(d->logical_rows);
@@ -132,6 +143,14 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 	g.randomize_seed = le64_to_cpu(d->randomize_seed);
 	g.randomize = le32_to_cpu(d->randomize);
 	g.data_offset = le64_to_cpu(d->data_offset);
+	if (g.features & PCM_SB_FEAT_ECC) {
+		__le64 ecc;
+
+		memcpy(&ecc, &d->dom[g.domains], sizeof(ecc));
+		g.ecc = le64_to_cpu(ecc);
+		if (!g.ecc)
+			return PCM_SB_CORRUPT;
+	}
 	if (!geometry_sane(&g, max_domains))
 		return PCM_SB_CORRUPT;
 	for (i = 0; i < g.domains; i++) {
@@ -176,6 +195,7 @@ const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
 		{ "randomize_seed", disk->randomize_seed, table->randomize_seed },
 		{ "logical_rows", disk->logical_rows, table->logical_rows },
 		{ "features", disk->features, table->features },
+		{ "ecc", disk->ecc, table->ecc },
 	};
 	unsigned int i;
 

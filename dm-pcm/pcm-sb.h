@@ -23,7 +23,8 @@
  * older modules still load it.
  */
 #define PCM_SB_VERSION		2
-#define PCM_SB_FEATURES_KNOWN	0U	/* none yet */
+#define PCM_SB_FEAT_ECC		1U	/* per-row parity; geometry ecc word */
+#define PCM_SB_FEATURES_KNOWN	PCM_SB_FEAT_ECC
 #define PCM_SB_BLOCK		4096		/* unit of the on-disk size */
 #define PCM_SB_MAX_DOMAINS	65536
 
@@ -36,6 +37,7 @@ struct pcm_sb_geometry {
 	u64 randomize_seed;
 	u32 randomize;		/* 0: off, 1: Feistel with randomize_seed */
 	u32 features;		/* PCM_SB_FEATURES_KNOWN bits */
+	u64 ecc;		/* PCM_SB_FEAT_ECC: pcm_ecc_geom_pack(), else 0 */
 };
 
 struct pcm_sb {
@@ -52,7 +54,7 @@ enum pcm_sb_status {
 	PCM_SB_NEWER,		/* a version or feature this code does not know */
 };
 
-size_t pcm_sb_size(u32 domains);
+size_t pcm_sb_size(u32 domains, u32 features);
 void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len);
 enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 				 const void *buf, size_t len);

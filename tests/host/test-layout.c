@@ -38,7 +38,7 @@ static void test_fits_exactly(void)
 					    l.meta_start % 8 || used + rs <= l.meta_start)
 						bad++;
 					if (l.max_length != l.max_rows * rs ||
-					    l.sb_sectors != pcm_sb_size(doms[d]) / 512)
+					    l.sb_sectors != pcm_sb_size(doms[d], 0) / 512)
 						bad++;
 				}
 	check(cases > 700 && bad == 0, "%ld of %ld layouts wrong", bad, cases);
@@ -86,6 +86,38 @@ static void test_slot(void)
 	      pcm_layout_slot(&l, 1, 5) == 16 + 16 * 16, "backing row p * K + d");
 }
 
+/*
+ * ECC metadata: whole sectors per physical row, after the rows on the
+ * data device (which then holds fewer rows), after the superblocks on a
+ * meta_device (whose size then bounds the rows).
+ */
+static void test_row_meta(void)
+{
+	struct pcm_layout l = { .dev_sectors = 8192 + 16, .row_size = 4096, .domains = 1,
+				.row_meta = 512 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.row_meta_sectors == 1 &&
+	      l.max_rows == 8192 / 9 - 1, "a 9th sector per row: %llu rows",
+	      (unsigned long long)l.max_rows);
+	pcm_layout_place(&l, l.max_rows + 1);
+	check(l.row_meta_start == (l.max_rows + 1) * 8 &&
+	      l.row_meta_start + (l.max_rows + 1) <= l.meta_start, "parity area before the superblocks");
+	check(pcm_layout_row_meta(&l, 3 * 8) == l.row_meta_start + 3, "row 3's parity");
+	l.row_meta = 64;	/* 512 B rows of PSS's layout: a sector each */
+	l.row_size = 512;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.row_meta_sectors == 1,
+	      "a partial sector rounds up");
+	l.meta_block = 4096;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.row_meta_sectors == 8,
+	      "whole blocks of a 4 KiB device");
+	l = (struct pcm_layout) { .dev_sectors = 8192, .meta_dev = true, .meta_dev_sectors = 16 + 100,
+				  .row_size = 4096, .domains = 1, .row_meta = 1024 };
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.max_rows == 49,
+	      "the meta_device bounds the rows: %llu", (unsigned long long)l.max_rows);
+	pcm_layout_place(&l, 50);
+	check(l.row_meta_start == 16, "after the two superblock copies");
+}
+
 static void test_refusals(void)
 {
 	struct pcm_layout l = { .dev_sectors = 16, .row_size = 4096, .domains = 1 };
@@ -113,5 +145,6 @@ int main(void)
 	RUN(test_meta_block);
 	RUN(test_slot);
 	RUN(test_refusals);
+	RUN(test_row_meta);
 	return tap_done();
 }

@@ -288,7 +288,7 @@ static void test_config_and_ima(void)
 	}
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
 	check(!strcmp(out, ",preset=none,row_size=4096,gap_interval=128,domains=1,"
-		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0"), "ima '%s'", out);
+		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0"), "ima '%s'", out);
 }
 
 /* Truncated buffers stay terminated and in bounds (ASan watches). */
@@ -324,6 +324,45 @@ static void test_runtime_set(void)
 }
 
 /* "params": a line per parameter that says what the table accepts. */
+/*
+ * The ECC words: the code, its layout per preset, and rber as decimal
+ * text kept in 1e-18 units, printed back in the form it parses from.
+ */
+static void test_ecc_words(void)
+{
+	static char big[8192];
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char out[256];
+
+	check(parse_line(&cfg, "ecc:bch rber:2.5e-7", &err) == 0, "ecc:bch rber:2.5e-7");
+	check(cfg.val[PCM_ECC] == PCM_ECC_BCH && cfg.val[PCM_RBER] == 250000000000ULL,
+	      "rber in 1e-18 units: %llu", (unsigned long long)cfg.val[PCM_RBER]);
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " ecc:bch rber:2.5e-7"), "table line '%s'", out);
+	check(parse_line(&cfg, "ecc:bch preset:onyx", &err) == 0 &&
+	      cfg.val[PCM_ECC_CODEWORDS] == 64 && cfg.val[PCM_ECC_T] == 2 &&
+	      cfg.val[PCM_META_BYTES] == 128, "onyx: 64 codewords, t 2, 128 bytes");
+	check(parse_line(&cfg, "preset:reram", &err) == 0 && cfg.val[PCM_ECC] == PCM_ECC_NONE &&
+	      cfg.val[PCM_ECC_CODEWORDS] == 2 && cfg.val[PCM_ECC_T] == 16,
+	      "reram: 2 codewords, t 16, ECC still off");
+	check(parse_line(&cfg, "rber:0.6", &err) == -EINVAL && strstr(err.detail, "0..0.5"),
+	      "rber over 0.5 refused: %s", err.detail);
+	check(parse_line(&cfg, "rber:1e-6x", &err) == -EINVAL && strstr(err.detail, "not a probability"),
+	      "rber garbage refused: %s", err.detail);
+	check(parse_line(&cfg, "ecc:ldpc", &err) == -EINVAL, "ecc:ldpc refused");
+	check(parse_line(&cfg, "ecc_t:65", &err) == -EINVAL && strstr(err.detail, "1..64"),
+	      "ecc_t range: %s", err.detail);
+	check(parse_line(&cfg, "meta_bytes:513", &err) == -EINVAL && strstr(err.detail, "0..512"),
+	      "meta_bytes range: %s", err.detail);
+	check(pcm_param_check_set(PCM_RBER, &err) == 0, "rber settable");
+	check(pcm_param_check_set(PCM_ECC_T, &err) == -EINVAL, "ecc_t is geometry");
+	pcm_params_emit(big, sizeof(big));
+	check(strstr(big, "\nname:rber kind:rber min:0 max:5e-1 unit:probability set:yes "
+		     "default.none:0 ") != NULL, "params: rber's line");
+	check(strstr(big, "\nname:ecc kind:enum values:none|bch ") != NULL, "params: ecc's line");
+}
+
 static void test_params_reply(void)
 {
 	char out[8192], *line, *save = NULL, want[128];
@@ -369,5 +408,6 @@ int main(void)
 	RUN(test_runtime_set);
 	RUN(test_path_param);
 	RUN(test_params_reply);
+	RUN(test_ecc_words);
 	return tap_done();
 }

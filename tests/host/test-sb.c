@@ -38,10 +38,10 @@ static bool same_geo(const struct pcm_sb_geometry *x, const struct pcm_sb_geomet
 
 static void test_sizes(void)
 {
-	check(pcm_sb_size(1) == PCM_SB_BLOCK, "one domain fits a block");
-	check(pcm_sb_size(252) == PCM_SB_BLOCK, "252 domains fit a block");
-	check(pcm_sb_size(253) == 2 * PCM_SB_BLOCK, "253 need two");
-	check(pcm_sb_size(PCM_SB_MAX_DOMAINS) % PCM_SB_BLOCK == 0, "whole blocks");
+	check(pcm_sb_size(1, 0) == PCM_SB_BLOCK, "one domain fits a block");
+	check(pcm_sb_size(252, 0) == PCM_SB_BLOCK, "252 domains fit a block");
+	check(pcm_sb_size(253, 0) == 2 * PCM_SB_BLOCK, "253 need two");
+	check(pcm_sb_size(PCM_SB_MAX_DOMAINS, 0) % PCM_SB_BLOCK == 0, "whole blocks");
 }
 
 static void test_round_trip(void)
@@ -72,7 +72,7 @@ static void test_bit_flips(void)
 
 	sample(&a, dom_a, 300, 7);
 	pcm_sb_encode(&a, buf, sizeof(buf));
-	size = pcm_sb_size(300);
+	size = pcm_sb_size(300, 0);
 	b.dom = dom_b;
 	for (bit = 0; bit < size * 8; bit++) {
 		buf[bit / 8] ^= 1 << (bit % 8);
@@ -125,6 +125,34 @@ static void test_features(void)
 	buf[4] = 1;
 	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT,
 	      "version 1 with a features word is corrupt");
+}
+
+/*
+ * ECC is feature bit 0: version 2, its geometry word after the domains,
+ * checked by the CRC and compared with the table's like any geometry.
+ */
+static void test_ecc_feature(void)
+{
+	struct pcm_sb a, b;
+	u64 d, t;
+
+	check(pcm_sb_size(252, PCM_SB_FEAT_ECC) == 2 * PCM_SB_BLOCK &&
+	      pcm_sb_size(251, PCM_SB_FEAT_ECC) == PCM_SB_BLOCK, "the ECC word takes 8 bytes");
+	b.dom = dom_b;
+	sample(&a, dom_a, 4, 1);
+	a.geo.features = PCM_SB_FEAT_ECC;
+	a.geo.ecc = 0x0a04004000006ULL;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(buf[4] == 2, "ECC: version 2");
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID &&
+	      b.geo.features == PCM_SB_FEAT_ECC && b.geo.ecc == a.geo.ecc, "ECC word round trip");
+	check(!pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t), "same geometry");
+	b.geo.ecc++;
+	check(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t) &&
+	      !strcmp(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t), "ecc") && t == d + 1,
+	      "another ECC layout is refused as a geometry mismatch");
+	buf[64 + 4 * 16] ^= 1;
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "ECC word under the CRC");
 }
 
 /* A checksummed copy with impossible registers is still refused. */
@@ -204,6 +232,7 @@ int main(void)
 	RUN(test_bit_flips);
 	RUN(test_classes);
 	RUN(test_features);
+	RUN(test_ecc_feature);
 	RUN(test_register_ranges);
 	RUN(test_pick);
 	RUN(test_geometry_diff);

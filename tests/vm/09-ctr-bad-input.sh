@@ -7,7 +7,7 @@
 
 brd_load 16 || skip_all "brd not available"
 len=$(pcm_len /dev/ram0)
-max_opt=21	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
+max_opt=37	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
 tried=0
 
 # dm_named NAME: a device-mapper device NAME exists (sysfs, no process).
@@ -117,6 +117,14 @@ refused "meta_device missing" "Device lookup failed" "$D 0 1 meta_device:/dev/pc
 refused "meta_device is the data device" "Metadata device is the data device" "$D 0 1 meta_device:/dev/ram0"
 refused "meta_device path of 200 bytes" "Invalid parameter value" "$D 0 1 meta_device:/$(printf 'd%.0s' $(seq 1 200))"
 refused "length for one domain with two" "Length exceeds device capacity" "$D 0 1 domains:2"
+refused "ecc:ldpc" "Invalid parameter value" "$D 0 1 ecc:ldpc"
+refused "ecc_codewords zero" "Parameter out of range" "$D 0 2 ecc:bch ecc_codewords:0"
+refused "ecc_t 65" "Parameter out of range" "$D 0 2 ecc:bch ecc_t:65"
+refused "meta_bytes 513" "Parameter out of range" "$D 0 2 ecc:bch meta_bytes:513"
+refused "parity beyond meta_bytes" "Invalid ECC layout" "$D 0 4 ecc:bch ecc_codewords:6 ecc_t:4 meta_bytes:16"
+refused "t 64: 104 parity bytes, meta_bytes 64" "Invalid ECC layout" "$D 0 3 ecc:bch ecc_codewords:1 ecc_t:64"
+refused "rber above 0.5" "Parameter out of range" "$D 0 1 rber:0.6"
+refused "rber not a number" "Invalid parameter value" "$D 0 1 rber:1e-6x"
 refused "a 4 KiB word" "Unknown parameter" "$D 0 1 $(printf 'k%.0s' $(seq 1 4096))"
 refused "non-UTF-8 word" "Unknown parameter" "$D 0 1 $(printf '\xff\xfe:1')"
 

@@ -23,6 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dmioctl  # noqa: E402
 
 U64 = 2 ** 64
+# the words that decide the ECC layout (and so the row metadata's size)
+ECC_KEYS = ('ecc', 'ecc_codewords', 'ecc_t', 'meta_bytes')
+
+
 def module_params():
     """The parameters as the module describes them (pcm-params.c's "params"
     reply, through pcmctl): (min, max, power of two) of the numeric ones,
@@ -35,8 +39,8 @@ def module_params():
     params, choices, runtime, presets = {}, {}, set(), {}
     for p in json.loads(out):
         for k, v in p.items():
-            if k.startswith('default.') and p['name'] in ('row_size', 'domains'):
-                presets.setdefault(k[8:], {})[p['name']] = int(v)
+            if k.startswith('default.') and p['name'] in ('row_size', 'domains') + ECC_KEYS:
+                presets.setdefault(k[8:], {})[p['name']] = int(v) if v.isdigit() else v
         if p['kind'] in ('u64', 'pow2'):
             params[p['name']] = (int(p['min']), int(p['max']), p['kind'] == 'pow2')
         elif p['kind'] == 'enum':
@@ -47,19 +51,42 @@ def module_params():
 
 
 PARAMS, CHOICES, RUNTIME, PRESETS = module_params()
-MAX_OPT = len(PARAMS) + len(CHOICES) + 3        # + meta_device, format, preset
+MAX_OPT = len(PARAMS) + len(CHOICES) + 4        # + meta_device, format, rber, preset
 
 
-def capacity(dev_sectors, offset, row, domains):
+def ecc_parity(codewords, t):
+    """The documented ECC rule: the smallest m of 5..15 with m * t < 2^m - 1
+    holding the longest codeword's bits and its m * t parity bits; the
+    parity bytes per sector, or None when no field holds it."""
+    bits = 8 * -(-512 // codewords)
+    for m in range(5, 16):
+        if m * t < 2 ** m - 1 and bits + m * t <= 2 ** m - 1:
+            return codewords * -(-m * t // 8)
+    return None
+
+
+def row_meta(cfg):
+    """ECC metadata bytes per row; None for a layout that is refused."""
+    if cfg['ecc'] != 'bch':
+        return 0
+    need = ecc_parity(cfg['ecc_codewords'], cfg['ecc_t'])
+    if need is None or need > cfg['meta_bytes']:
+        return None
+    return cfg['row_size'] // 512 * cfg['meta_bytes']
+
+
+def capacity(dev_sectors, offset, row, domains, meta_bytes=0):
     """The documented layout: two superblock copies of 64 + 16 * domains
     bytes in 4 KiB blocks at the end (aligned down to 4 KiB); of the rows
-    before them, one per domain is a gap.  Returns the largest legal length
-    in sectors, or None when not even two rows per domain fit."""
-    sb = -(-(64 + 16 * domains) // 4096) * 8
+    before them, one per domain is a gap; with ECC (@meta_bytes per row)
+    the superblock has 8 more bytes and each row whole sectors of metadata
+    after the rows.  Returns the largest legal length in sectors, or None
+    when not even two rows per domain fit."""
+    sb = -(-(64 + 16 * domains + (8 if meta_bytes else 0)) // 4096) * 8
     meta = dev_sectors // 8 * 8 - 2 * sb
     if meta <= offset:
         return None
-    rows = (meta - offset) // row
+    rows = (meta - offset) // (row + -(-meta_bytes // 512))
     return (rows - domains) * row if rows >= 2 * domains else None
 
 
@@ -189,6 +216,7 @@ def predict_table(line, dev, dev_sectors):
             elif key in CHOICES:
                 if not colon or key in seen or val.decode('latin-1') not in CHOICES[key]:
                     return False
+                cfg[key] = val.decode('latin-1')
             elif key in PARAMS:
                 if not colon or key in seen:
                     return False
@@ -201,7 +229,10 @@ def predict_table(line, dev, dev_sectors):
                 return False
             seen.add(key)
     row = cfg['row_size'] // 512
-    cap = capacity(dev_sectors, offset, row, cfg['domains'])
+    meta = row_meta(cfg)
+    if meta is None:
+        return False
+    cap = capacity(dev_sectors, offset, row, cfg['domains'], meta)
     return cap is not None and length <= cap and -(-length // row) >= cfg['domains']
 
 

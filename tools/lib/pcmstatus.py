@@ -43,8 +43,14 @@ MOVER = ('moves_owed', 'parked_writes', 'wouldblock', 'sb_writes', 'meta_flushes
 TIMING = ('read_lat_mean_ns', 'read_lat_max_ns', 'write_lat_mean_ns', 'write_lat_max_ns',
           'tag_waits', 'cache_waits', 'held', 'late', 'late_max_ns')
 TIMING_STATES = ('on', 'off')
+# ECC's figures (dm-pcm-ecc.c), zero with ecc:none: bits corrected, sectors
+# corrected, sectors the decoder refused (the read failed), sectors it
+# miscorrected (wrong data returned as good), bits "inject" flipped, raw
+# bit errors rber drew.
+ECC = ('ecc_corrected_bits', 'ecc_corrected_sectors', 'ecc_uncorrectable_sectors',
+       'ecc_silent_sectors', 'ecc_injected_bits', 'ecc_raw_bits')
 # Every field, in the order the module prints them (new ones are appended).
-FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING
+FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING + ECC
 METADATA_STATES = ('ok', 'failed', 'read-only')
 # PCM_STATUS_LIST: up to this many domains, start and gap list every
 # domain's register (comma-separated); above it, "min..max".

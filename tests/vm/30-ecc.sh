@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# ecc:bch on the data path: a fresh device reads zeros without errors,
+# data written reads back through the decoder, "inject" of t bits is
+# corrected and counted, more than the code corrects fails the read
+# with EIO (its neighbours unharmed), parity moves with its row, rber
+# errors are corrected under fio verify, ext4 over it is clean, and bad
+# layouts are refused with what would fit.
+. "$(dirname "$0")/lib.sh"
+
+brd_load 32 || skip_all "brd not available"
+rm -f /dev/mapper/ecc	# not a device: a file a failed run left
+
+field() { status_field "$1" "$2"; }
+
+# one codeword per sector, t = 8 (m = 13: 13 parity bytes): t + 1 errors
+# in a sector are in one codeword, which the decoder then refuses
+one="ecc:bch ecc_codewords:1 ecc_t:8 meta_bytes:16 seed:7 gap_interval:0"
+
+# --- a fresh device: zeros, no errors ---
+pcm_create ecc /dev/ram0 $one
+expect_eq "a fresh device reads back zeros" \
+	"$(dd if=/dev/mapper/ecc bs=1M count=1 iflag=direct status=none | tr -d '\0' | wc -c)" 0
+expect_eq "without a corrected bit" "$(field ecc ecc_corrected_bits)" 0
+expect_eq "nor a failed sector" "$(field ecc ecc_uncorrectable_sectors)" 0
+
+# --- written data reads back, t injected bits corrected ---
+head -c 1048576 /dev/urandom > /tmp/ecc.data
+dd if=/tmp/ecc.data of=/dev/mapper/ecc bs=64k oflag=direct status=none
+expect "data reads back" cmp -n 1048576 /tmp/ecc.data /dev/mapper/ecc
+dmsetup message ecc 0 inject 2 8
+expect "8 bits injected in sector 2: still the data" \
+	bash -c 'dd if=/dev/mapper/ecc bs=4k count=1 iflag=direct status=none | cmp - <(head -c 4096 /tmp/ecc.data)'
+expect_eq "8 bits corrected" "$(field ecc ecc_corrected_bits)" 8
+expect_eq "in one sector" "$(field ecc ecc_corrected_sectors)" 1
+expect_eq "8 bits injected" "$(field ecc ecc_injected_bits)" 8
+expect "a one-shot injection is used up" \
+	bash -c 'dd if=/dev/mapper/ecc bs=4k count=1 iflag=direct status=none | cmp - <(head -c 4096 /tmp/ecc.data)'
+expect_eq "nothing more to correct" "$(field ecc ecc_corrected_bits)" 8
+
+# --- t + 1 bits: EIO, neighbours intact ---
+dmsetup message ecc 0 inject 20 9
+expect_fail "9 bits in sector 20: the read fails" \
+	dd if=/dev/mapper/ecc of=/dev/null bs=512 skip=20 count=1 iflag=direct status=none
+expect_eq "one sector uncorrectable" "$(field ecc ecc_uncorrectable_sectors)" 1
+expect "sectors 19 and 21 read back" \
+	bash -c 'dd if=/dev/mapper/ecc bs=512 skip=19 count=1 iflag=direct status=none | cmp - <(tail -c +$((19 * 512 + 1)) /tmp/ecc.data | head -c 512) &&
+		 dd if=/dev/mapper/ecc bs=512 skip=21 count=1 iflag=direct status=none | cmp - <(tail -c +$((21 * 512 + 1)) /tmp/ecc.data | head -c 512)'
+dmsetup message ecc 0 inject 30 9 sticky
+expect_fail "a sticky error fails every read" \
+	dd if=/dev/mapper/ecc of=/dev/null bs=512 skip=30 count=1 iflag=direct status=none
+expect_fail "again" dd if=/dev/mapper/ecc of=/dev/null bs=512 skip=30 count=1 iflag=direct status=none
+dmsetup message ecc 0 clear_injected
+expect "clear_injected: it reads again" \
+	dd if=/dev/mapper/ecc of=/dev/null bs=512 skip=30 count=1 iflag=direct status=none
+
+# --- partial-row writes keep the rest of the row's parity ---
+head -c 512 /dev/urandom > /tmp/ecc.sec
+dd if=/tmp/ecc.sec of=/dev/mapper/ecc bs=512 seek=3 oflag=direct status=none
+dd if=/tmp/ecc.sec of=/tmp/ecc.data bs=512 seek=3 conv=notrunc status=none
+expect "one sector rewritten: the row reads back" cmp -n 1048576 /tmp/ecc.data /dev/mapper/ecc
+expect_eq "no error on the way (3: the reads of 20 and 30 above)" \
+	"$(field ecc ecc_uncorrectable_sectors)" 3
+
+# --- parity moves with its row ---
+dmsetup message ecc 0 move_gap 300
+note "after 300 moves: $(registers ecc)"
+expect "data reads back after gap moves" cmp -n 1048576 /tmp/ecc.data /dev/mapper/ecc
+dmsetup message ecc 0 inject 2000 8
+expect "8 bits injected after the moves: corrected" cmp -n 1048576 /tmp/ecc.data /dev/mapper/ecc
+expect_eq "counted" "$(field ecc ecc_corrected_sectors)" 2
+dmsetup remove ecc
+
+# --- rber under fio verify: errors in most reads, none uncorrectable ---
+wipe_meta /dev/ram0
+expect "ecc:bch preset:pss rber:1e-4" pcm_create ecc /dev/ram0 ecc:bch preset:pss seed:3 rber:1e-4 gap_interval:16
+expect "fio verify with rber:1e-4" run_fio --name=v --filename=/dev/mapper/ecc --rw=randwrite \
+	--bs=4k --size=4M --iodepth=8 --verify=crc32c --do_verify=1
+raw=$(field ecc ecc_raw_bits)
+note "raw bit errors $raw, corrected bits $(field ecc ecc_corrected_bits), sectors $(field ecc ecc_corrected_sectors), silent $(field ecc ecc_silent_sectors)"
+expect "raw errors drawn: more than one per 4 KiB read on average" test "$raw" -gt 1024
+expect_eq "all corrected" "$(field ecc ecc_raw_bits)" "$(field ecc ecc_corrected_bits)"
+expect_eq "none uncorrectable" "$(field ecc ecc_uncorrectable_sectors)" 0
+dmsetup message ecc 0 set rber 0
+dmsetup message ecc 0 stats reset
+dd if=/dev/mapper/ecc of=/dev/null bs=1M count=4 iflag=direct status=none
+expect_eq "set rber 0: no more errors" "$(field ecc ecc_raw_bits)" 0
+dmsetup remove ecc
+
+# --- ext4 over ecc:bch, on a zeroed device (the rows' old data does not
+# match a new layout's parity: reads of what was not written would fail) ---
+brd_load 32
+expect "ecc:bch preset:onyx" pcm_create ecc /dev/ram0 ecc:bch preset:onyx
+expect "mkfs.ext4" quiet mkfs.ext4 -q -F /dev/mapper/ecc
+expect "fsck -fn clean" quiet fsck.ext4 -fn /dev/mapper/ecc
+dmsetup remove ecc
+
+# --- the superblock keeps the ECC layout ---
+expect_fail "another ECC layout on the same device is refused" \
+	dmsetup create ecc --table "$(pcm_table /dev/ram0 ecc:bch preset:pss)"
+expect_fail "and so is ecc:none" dmsetup create ecc --table "$(pcm_table /dev/ram0)"
+
+# --- refusals ---
+wipe_meta /dev/ram0
+mark=$(dmesg_mark)
+expect_fail "parity larger than meta_bytes refused" \
+	dmsetup create ecc --table "$(pcm_table /dev/ram0 ecc:bch ecc_codewords:6 ecc_t:4 meta_bytes:16)"
+why=$(dmesg_since "$mark")
+note "$why"
+expect "the error says what fits" grep -q 'ecc_t:1 fits, or meta_bytes:30' <<<"$why"
+expect_fail "ecc_t:65 refused" dmsetup create ecc --table "$(pcm_table /dev/ram0 ecc:bch ecc_t:65 2>/dev/null || echo "0 8 pcm /dev/ram0 0 2 ecc:bch ecc_t:65")"
+pcm_create ecc /dev/ram0
+expect_fail "inject without ECC refused" dmsetup message ecc 0 inject 0 1
+dmsetup remove ecc
+wipe_meta /dev/ram0
+expect "ecc:bch" pcm_create ecc /dev/ram0 ecc:bch
+expect_fail "inject past the end refused" dmsetup message ecc 0 inject 999999999 1
+expect_fail "inject of 0 bits refused" dmsetup message ecc 0 inject 0 0
+expect_fail "inject with a bad flag refused" dmsetup message ecc 0 inject 0 1 often
+expect_fail "set rber 0.6 refused" dmsetup message ecc 0 set rber 0.6
+expect_eq "nothing was injected" "$(field ecc ecc_injected_bits)" 0
+dmsetup remove ecc
+
+finish
