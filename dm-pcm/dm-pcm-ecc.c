@@ -53,7 +53,7 @@ struct pcm_ecc_dev {
 	u8 data[PCM_ECC_SECTOR], truth[PCM_ECC_SECTOR];
 	u8 parity[PCM_ECC_MAX_META];
 	DECLARE_BITMAP(flipped, PCM_SECTOR_BITS_MAX);	/* inject's draws */
-	u64 reads;			/* error stream per read: PCM_RAND_ERRORS + n */
+	u64 reads;			/* the error model's stream per read: n */
 
 	u8 *move_meta;			/* the mover's: a row's metadata */
 
@@ -312,7 +312,7 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	int r = 0;
 
 	pcm_err_rate_init(&rate, READ_ONCE(pc->live.val[PCM_RBER]));
-	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], PCM_RAND_ERRORS + e->reads++);
+	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], e->reads++);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
