@@ -83,7 +83,7 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
                 b = R.value(pts[(den, d)], den_side, 'clat_mean_us')
                 ys.append(a / b)
                 rows.append([dev, name, label('', rest, rests), d, a, b, a / b])
-            if xs:
+            if len(xs) > 1:  # one depth is no curve over the depth (a QD1-only run)
                 lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
     if not lines:
         return None
@@ -133,7 +133,12 @@ def psd_fig3(res):
                          'depth 64)', 'reads (% of requests)', 'IOPS / IOPS at 50/50 (x)')
     for lab, xs, ys in lines:
         ax.plot(xs, ys, marker='o', label=lab)
-    ax.axhline(1, color='grey', linewidth=0.5)
+    # the paper's Fig. 3 gives bars, no numbers in its text: its reference
+    # point (each mix over 50/50) is what can be drawn beside dm-pcm's
+    ax.axhline(1, label=f"{PAPER['psd.bestdepth'].source}: normalized to 50/50 (1x)",
+               **PAPER_STYLE)
+    ax.set_xticks(sorted({x for _, xs, _ in lines for x in xs}))
+    ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return fig, ['device', 'rw', 'axes', 'rwmixread', 'iops', 'normalized'], rows
 
