@@ -67,6 +67,14 @@ def log2_axis(ax, xs):
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
+def plot_lines(ax, lines):
+    """Each series its own marker and dash too: curves that coincide
+    (random and sequential on a PCM device) stay told apart."""
+    for i, (lab, xs, ys) in enumerate(lines):
+        ax.plot(xs, ys, marker='osv^D'[i % 5], linestyle=('-', '--')[i % 2],
+                markersize=8 - 2 * (i % 2), label=lab)
+
+
 def ratio_figure(res, pairs, paper_key, title, ylabel, what):
     """Mean-latency ratios vs I/O depth: pairs [(series name, numerator rw,
     denominator rw)]; the paper's value as a dashed line."""
@@ -89,13 +97,13 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
     if not lines:
         return None
     fig, ax = new_figure(title, 'I/O depth (requests in flight)', ylabel)
-    for lab, xs, ys in lines:
-        ax.plot(xs, ys, marker='o', label=lab)
+    plot_lines(ax, lines)
     f = PAPER[paper_key]
     ax.axhline(f.value, label=f'{f.source}: {what}', **PAPER_STYLE)
     log2_axis(ax, [x for _, xs, _ in lines for x in xs])
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    # room above the paper's line and the curves (a ratio of 1 sat on the frame)
+    ax.set_ylim(0, 1.3 * max([f.value] + [y for _, _, ys in lines for y in ys]))
+    ax.legend(fontsize=8, loc='upper right')
     return fig, ['device', 'series', 'axes', 'iodepth', 'numerator_us', 'denominator_us',
                  'ratio'], rows
 
@@ -132,8 +140,7 @@ def psd_fig3(res):
         return None
     fig, ax = new_figure('PSD Fig. 3: sensitivity to the read/write mix (paper: 50 % full, '
                          'depth 64)', 'reads (% of requests)', 'IOPS / IOPS at 50/50 (x)')
-    for lab, xs, ys in lines:
-        ax.plot(xs, ys, marker='o', label=lab)
+    plot_lines(ax, lines)
     # the paper's Fig. 3 gives bars, no numbers in its text: its reference
     # point (each mix over 50/50) is what can be drawn beside dm-pcm's
     ax.axhline(1, label=f"{PAPER['psd.bestdepth'].source}: normalized to 50/50 (1x)",
