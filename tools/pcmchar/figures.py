@@ -25,6 +25,7 @@ from .papers import BY_KEY as PAPER  # noqa: E402
 from .spec import parse_size, size_word  # noqa: E402
 
 PAPER_STYLE = {'color': 'black', 'linestyle': '--', 'linewidth': 1}
+LINEAR = 'dm-linear'
 
 
 def groups(res, keep, where):
@@ -66,6 +67,14 @@ def log2_axis(ax, xs):
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
 
 
+def plot_lines(ax, lines):
+    """Each series its own marker and dash too: curves that coincide
+    (random and sequential on a PCM device) stay told apart."""
+    for i, (lab, xs, ys) in enumerate(lines):
+        ax.plot(xs, ys, marker='osv^D'[i % 5], linestyle=('-', '--')[i % 2],
+                markersize=8 - 2 * (i % 2), label=lab)
+
+
 def ratio_figure(res, pairs, paper_key, title, ylabel, what):
     """Mean-latency ratios vs I/O depth: pairs [(series name, numerator rw,
     denominator rw)]; the paper's value as a dashed line."""
@@ -83,18 +92,18 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
                 b = R.value(pts[(den, d)], den_side, 'clat_mean_us')
                 ys.append(a / b)
                 rows.append([dev, name, label('', rest, rests), d, a, b, a / b])
-            if xs:
+            if len(xs) > 1:  # one depth is no curve over the depth (a QD1-only run)
                 lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
     if not lines:
         return None
     fig, ax = new_figure(title, 'I/O depth (requests in flight)', ylabel)
-    for lab, xs, ys in lines:
-        ax.plot(xs, ys, marker='o', label=lab)
+    plot_lines(ax, lines)
     f = PAPER[paper_key]
     ax.axhline(f.value, label=f'{f.source}: {what}', **PAPER_STYLE)
     log2_axis(ax, [x for _, xs, _ in lines for x in xs])
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    # room above the paper's line and the curves (a ratio of 1 sat on the frame)
+    ax.set_ylim(0, 1.3 * max([f.value] + [y for _, _, ys in lines for y in ys]))
+    ax.legend(fontsize=8, loc='upper right')
     return fig, ['device', 'series', 'axes', 'iodepth', 'numerator_us', 'denominator_us',
                  'ratio'], rows
 
@@ -119,7 +128,7 @@ def psd_fig3(res):
         for rw in ('randrw', 'rw'):
             mix = sorted(m for r, m in pts if r == rw)
             base = pts.get((rw, 50))
-            if not mix or not base:
+            if len(mix) < 2 or not base:  # one mix is no curve (Onyx's 50/50)
                 continue
             b = R.total(base, 'iops')
             ys = [R.total(pts[(rw, m)], 'iops') / b for m in mix]
@@ -131,9 +140,13 @@ def psd_fig3(res):
         return None
     fig, ax = new_figure('PSD Fig. 3: sensitivity to the read/write mix (paper: 50 % full, '
                          'depth 64)', 'reads (% of requests)', 'IOPS / IOPS at 50/50 (x)')
-    for lab, xs, ys in lines:
-        ax.plot(xs, ys, marker='o', label=lab)
-    ax.axhline(1, color='grey', linewidth=0.5)
+    plot_lines(ax, lines)
+    # the paper's Fig. 3 gives bars, no numbers in its text: its reference
+    # point (each mix over 50/50) is what can be drawn beside dm-pcm's
+    ax.axhline(1, label=f"{PAPER['psd.bestdepth'].source}: normalized to 50/50 (1x)",
+               **PAPER_STYLE)
+    ax.set_xticks(sorted({x for _, xs, _ in lines for x in xs}))
+    ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return fig, ['device', 'rw', 'axes', 'rwmixread', 'iops', 'normalized'], rows
 
@@ -156,10 +169,19 @@ def onyx_fig4(res):
             lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
     if not lines:
         return None
-    fig, ax = new_figure('Onyx Fig. 4: bandwidth vs access size', 'access size (bytes)',
-                         'bandwidth (MB/s)')
+    fig, ax = new_figure('Onyx Fig. 4: bandwidth vs access size (the paper: 16 in flight)',
+                         'access size (bytes)', 'bandwidth (MB/s)')
+    fig.set_size_inches(10.5, 5)
+    # a colour per operation, a line style per device: late (solid), early
+    # completion (dashed), the dm-linear baseline (dotted, pale); squares
+    # where the depth is not the paper's 16 (its 512 B and 4 KB IOPS are at 64)
+    colour = {'read': 'tab:blue', 'write': 'tab:red', '50/50': 'tab:green'}
     for lab, xs, ys in lines:
-        ax.plot(xs, ys, marker='o', label=lab)
+        dev, op = lab.rsplit(': ', 1)
+        style = ':' if dev.startswith(LINEAR) else '--' if 'completion:early' in dev else '-'
+        ax.plot(xs, ys, marker='s' if 'iodepth=16' not in dev and 'iodepth=' in dev else 'o',
+                linestyle=style, color=colour.get(op), alpha=0.5 if style == ':' else 1,
+                label=lab)
     for key in ('onyx.read512.iops', 'onyx.read4k.iops', 'onyx.read1m.mbps',
                 'onyx.write1m.mbps'):
         f = PAPER[key]
@@ -173,7 +195,7 @@ def onyx_fig4(res):
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
         lambda v, _: size_word(int(v)) if v >= 512 else f'{v:g}'))
     ax.set_yscale('log')  # 512 B reads and 1 MB writes on one page
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc='upper left', bbox_to_anchor=(1.01, 1))  # beside, not over
     return fig, ['device', 'op', 'axes', 'bs', 'mbps'], rows
 
 
