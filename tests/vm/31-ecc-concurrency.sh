@@ -4,9 +4,9 @@
 # share a row take turns on its parity, others do not.  Two fio jobs at
 # QD32 write and verify (reads racing writes) while gap moves run and
 # rber makes corrections happen: no uncorrectable sector, none silent.
-# Then two jobs hammer the same few rows with 512-byte writes (parity
-# read-modify-writes of one row in flight together): every sector of
-# them must still decode.
+# Then two jobs write the even and the odd sectors of the same rows side
+# by side (parity read-modify-writes of one row in flight together):
+# every sector must still decode.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -30,18 +30,22 @@ expect_eq "none uncorrectable" "$(field eccc ecc_uncorrectable_sectors)" 0
 expect_eq "none silent" "$(field eccc ecc_silent_sectors)" 0
 expect_eq "all raw errors corrected" "$(field eccc ecc_corrected_bits)" "$(field eccc ecc_raw_bits)"
 
-# --- one row's parity written by many writers at once ---
+# --- one row's parity written by two writers at once: job 0 writes the
+# even sectors of a region once each, job 1 the odd ones, side by side at
+# QD32, so every row's parity is read-modified-written by both at about
+# the same time; a parity update lost to a race is never written again,
+# and its sector fails to decode ---
 dmsetup message eccc 0 set rber 0
 dmsetup message eccc 0 stats reset
-n=$(scaled 16000 2000)
-expect "fio: 2 jobs x QD32 of 512 B writes over 8 rows, $n each" \
-	run_fio --name=h --filename=/dev/mapper/eccc --offset=16M --size=32k --rw=randwrite \
-	--bs=512 --numjobs=2 --iodepth=32 --number_ios="$n" --norandommap
-expect "the 8 rows read back (every sector decodes)" \
-	dd if=/dev/mapper/eccc of=/dev/null bs=512 skip=32768 count=64 iflag=direct status=none
+mib=$(scaled 8 2)
+expect "fio: 2 jobs x QD32 of 512 B writes, the even and the odd sectors of $mib MiB" \
+	run_fio --name=h --filename=/dev/mapper/eccc --offset=16M --offset_increment=512 \
+	--size=${mib}M --rw=write:512 --bs=512 --numjobs=2 --iodepth=32
+expect "the $mib MiB read back (every sector decodes)" \
+	dd if=/dev/mapper/eccc of=/dev/null bs=64k skip=256 count=$((mib * 16)) iflag=direct status=none
 expect "and again after 32 more moves" \
-	bash -c 'dmsetup message eccc 0 move_gap 32 &&
-		 dd if=/dev/mapper/eccc of=/dev/null bs=4k skip=4096 count=8 iflag=direct status=none'
+	bash -c "dmsetup message eccc 0 move_gap 32 &&
+		 dd if=/dev/mapper/eccc of=/dev/null bs=64k skip=256 count=$((mib * 16)) iflag=direct status=none"
 expect_eq "none uncorrectable" "$(field eccc ecc_uncorrectable_sectors)" 0
 expect_eq "none corrected (no error drawn, none made by a race)" \
 	"$(field eccc ecc_corrected_sectors)" 0
