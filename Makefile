@@ -34,7 +34,9 @@
 #           kernel with the code as it is now (a ledger in /var/cache/dm-pcm)
 #   SOAK_MINUTES  length of make soak (default 10)
 #   DEMO_ARGS, BENCH_ARGS, SOAK_ARGS  more arguments for tools/demo,
-#           tools/pcm-bench (default: passthrough), tools/soak
+#           tools/pcm-bench (default: passthrough), tools/soak; e.g.
+#           BENCH_ARGS=ecc: issue 16's ECC acceptance (dm-pcm ecc:bch with
+#           the pss layout vs dm-linear vs dm-integrity, 4 KiB QD1/QD32)
 #   PREFIX, BINDIR, LIBDIR, DESTDIR  where make install puts pcmctl
 #           (default /usr/local, PREFIX/bin, PREFIX/lib) and under which root
 #           it puts everything (default /; then depmod is left to the target)

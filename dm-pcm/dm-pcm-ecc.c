@@ -5,31 +5,46 @@
  * checked when it is read, with the bit errors of the model (inject,
  * rber) applied to what the backing device returned before decoding.
  *
- * Correctness first: one ordered workqueue does all the coding, so its
- * one lib/bch instance and buffers need no lock, and parity updates of
- * a row (read-modify-write of its metadata sectors) never interleave.
+ * Coding runs concurrently: the ECC workqueue is not ordered, and each
+ * CPU has its own coding context (lib/bch instance and sector buffers,
+ * struct pcm_ecc_ctx) under a local lock held only while coding, never
+ * across I/O.  A row's parity area travels in a buffer of the request's
+ * own (a mempool), so parity I/O of different requests overlaps.
  *
  *  - A write is mapped as any other (it counts in its epoch, may park),
- *    then queued instead of issued: the worker encodes its sectors,
- *    writes their parity (FUA if the bio is FUA), then issues the data.
- *    Its count drops when the data is written, so a gap move that waits
- *    for it copies data and parity both.  Write-zeroes zero the parity
- *    (zero data and zero parity are a codeword).
+ *    then queued instead of issued: the worker locks its rows (hashed
+ *    row-in-flight bits, always taken in ascending order), reads each
+ *    row's parity (not when the write covers the whole row), encodes its
+ *    sectors into it, writes it (FUA if the bio is FUA), then issues the
+ *    data.  The rows stay locked until the data is written (end_io), so
+ *    writes that share a row take turns with data and parity both: two
+ *    writes of one sector reach data and parity in the same order.  Writes
+ *    to other rows run in parallel.  Its count drops when the data is
+ *    written, so a gap move that waits for it copies data and parity both.
+ *    Write-zeroes zero the parity (zero data and zero parity are a
+ *    codeword).
  *  - A read is issued as any other; its completion is held
- *    (DM_ENDIO_INCOMPLETE): the worker reads the parity of its rows,
- *    flips the model's bits, decodes, puts the corrected data in the bio
- *    (or fails it with BLK_STS_MEDIUM, zeroing what could not be
- *    corrected) and completes it again.  Its count drops after the parity
- *    read: until then no move may reuse the row.  The timing model's hold
- *    comes after (pcm_end_io()): decoding is part of the modeled latency.
+ *    (DM_ENDIO_INCOMPLETE): the worker reads the parity of its rows (one
+ *    read per row: a 4 KiB row's parity is one sector), flips the model's
+ *    bits, decodes every codeword, puts the corrected data in the bio (or
+ *    fails it with BLK_STS_MEDIUM, zeroing what could not be corrected)
+ *    and completes it again.  Its count drops after the parity read: until
+ *    then no move may reuse the row.  The timing model's hold comes after
+ *    (pcm_end_io()): decoding is part of the modeled latency.
  *
- * Two writes of one sector in flight at once may reach the device in one
- * order and their parity in the other (the block layer promises neither
- * order): reads of that sector then fail until it is written again.
+ * A read that races a write of the same row (neither waits for the other)
+ * may see the new data with the old parity or the reverse, and fail: the
+ * block layer promises no order between them either.  The error model's
+ * streams are numbered by read in the order workers take them: with more
+ * than one read in flight, which read gets which stream follows that order.
  */
 #include <linux/bio.h>
 #include <linux/bvec.h>
+#include <linux/local_lock.h>
+#include <linux/mempool.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
+#include <linux/wait_bit.h>
 
 #include "dm-pcm.h"
 #include "pcm-ecc.h"
@@ -46,14 +61,29 @@ struct pcm_inject {
 
 #define PCM_SECTOR_BITS_MAX	(8 * (PCM_ECC_SECTOR + PCM_ECC_MAX_META))
 
-struct pcm_ecc_dev {
-	struct workqueue_struct *wq;	/* ordered: owns everything below */
+/*
+ * Hashed row-in-flight bits: physical row r is bit r % PCM_ECC_ROW_LOCKS.
+ * Two rows that share a bit only take turns.
+ */
+#define PCM_ECC_ROW_LOCKS	4096
+#define PCM_ECC_META_POOL	4	/* parity buffers kept for reclaim */
+
+/* One CPU's coding context: what lib/bch and the error model work in. */
+struct pcm_ecc_ctx {
+	local_lock_t lock;		/* held while coding, never across I/O */
 	struct pcm_ecc codec;
-	u8 *meta;			/* one row's metadata */
 	u8 data[PCM_ECC_SECTOR], truth[PCM_ECC_SECTOR];
 	u8 parity[PCM_ECC_MAX_META];
 	DECLARE_BITMAP(flipped, PCM_SECTOR_BITS_MAX);	/* inject's draws */
-	u64 reads;			/* the error model's stream per read: n */
+};
+
+struct pcm_ecc_dev {
+	struct workqueue_struct *wq;	/* not ordered: reads and writes in parallel */
+	struct pcm_ecc_ctx __percpu *ctx;
+	struct pcm_ecc_geom geom;
+	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
+	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
+	atomic64_t reads;		/* the error model's stream per read: n */
 
 	u8 *move_meta;			/* the mover's: a row's metadata */
 
@@ -120,36 +150,101 @@ static void span_of(struct pcm_c *pc, sector_t s, u32 left, struct ecc_span *sp)
 	sp->n = min(left, rs - sp->first);
 }
 
-/* Encode (or zero) the parity of one row's part of a write; write it. */
-static int ecc_write_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
-			 const struct ecc_span *sp, bool zero, blk_opf_t fua)
+/*
+ * The row-in-flight bits of @nrows rows from physical row @row, in
+ * ascending bit order: [*b0, *b0 + *n0) and, when they wrap, [0, *n1).
+ */
+static void row_bits(sector_t row, u64 nrows, u32 *b0, u32 *n0, u32 *n1)
 {
-	struct pcm_ecc_dev *e = pc->ecc;
-	const struct pcm_ecc_geom *g = &e->codec.geom;
+	u32 b = row % PCM_ECC_ROW_LOCKS;
+
+	if (nrows >= PCM_ECC_ROW_LOCKS) {
+		*b0 = 0;
+		*n0 = PCM_ECC_ROW_LOCKS;
+		*n1 = 0;
+		return;
+	}
+	*b0 = b;
+	*n0 = min_t(u64, nrows, PCM_ECC_ROW_LOCKS - b);
+	*n1 = nrows - *n0;
+}
+
+/* The physical rows of a remapped bio: the first and how many. */
+static void io_rows(struct pcm_c *pc, struct pcm_io *io, sector_t *row, u64 *nrows)
+{
+	sector_t s = io->iter.bi_sector - pc->layout.offset;
+	sector_t end = s + (io->iter.bi_size >> SECTOR_SHIFT) - 1;
+
+	*row = s >> pc->layout.row_shift;
+	*nrows = (end >> pc->layout.row_shift) - *row + 1;
+}
+
+/*
+ * Lock a write's rows (@lock, worker: may sleep) in ascending bit order,
+ * so no deadlock; or unlock them (end_io context: no sleeping).
+ */
+static void ecc_rows(struct pcm_c *pc, struct pcm_io *io, bool lock)
+{
+	unsigned long *busy = pc->ecc->row_busy;
+	sector_t row;
+	u64 nrows;
+	u32 b0, n0, n1, i;
+
+	io_rows(pc, io, &row, &nrows);
+	row_bits(row, nrows, &b0, &n0, &n1);
+	for (i = 0; i < n0 + n1; i++) {
+		u32 bit = i < n1 ? i : b0 + i - n1;
+
+		if (lock)
+			wait_on_bit_lock_io(busy, bit, TASK_UNINTERRUPTIBLE);
+		else
+			clear_and_wake_up_bit(bit, busy);
+	}
+	io->ecc = lock ? PCM_ECC_IO_LOCKED : PCM_ECC_IO_NONE;
+}
+
+/* Encode (or zero) the parity of one row's part of a write into @meta. */
+static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
+			   const struct ecc_span *sp, bool zero, u8 *meta)
+{
+	struct pcm_ecc_ctx *c;
+	u32 mb = pc->ecc->geom.meta_bytes, i;
+
+	if (zero) {
+		for (i = 0; i < sp->n; i++)
+			memset(meta + (sp->first + i) * mb, 0,
+			       pcm_ecc_sector_parity(&pc->ecc->geom));
+		return;
+	}
+	local_lock(&pc->ecc->ctx->lock);
+	c = this_cpu_ptr(pc->ecc->ctx);
+	for (i = 0; i < sp->n; i++) {
+		bio_sector_copy(bio, it, c->data, false);
+		pcm_ecc_encode_sector(&c->codec, c->data, meta + (sp->first + i) * mb);
+	}
+	local_unlock(&pc->ecc->ctx->lock);
+}
+
+/* One row's part of a write: its parity read (if kept), encoded, written. */
+static int ecc_write_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
+			 const struct ecc_span *sp, bool zero, blk_opf_t fua, u8 *meta)
+{
+	const struct pcm_ecc_geom *g = &pc->ecc->geom;
 	sector_t where = pcm_layout_row_meta(&pc->layout, sp->slot);
-	u32 rs = 1U << pc->layout.row_shift, i;
+	u32 rs = 1U << pc->layout.row_shift;
 	int r = 0;
 
 	/* a whole row whose metadata fills whole sectors: nothing to keep */
 	if (!sp->first && sp->n == rs && pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) == meta_len(pc))
-		memset(e->meta, 0, meta_len(pc));
+		memset(meta, 0, meta_len(pc));
 	else
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, where,
-			   pc->layout.row_meta_sectors, e->meta);
+			   pc->layout.row_meta_sectors, meta);
 	if (r)
 		return r;
-	for (i = 0; i < sp->n; i++) {
-		u8 *p = e->meta + (sp->first + i) * g->meta_bytes;
-
-		if (zero) {
-			memset(p, 0, pcm_ecc_sector_parity(g));
-			continue;
-		}
-		bio_sector_copy(bio, it, e->data, false);
-		pcm_ecc_encode_sector(&e->codec, e->data, p);
-	}
+	ecc_encode_row(pc, bio, it, sp, zero, meta);
 	return pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | fua, where,
-		      pc->layout.row_meta_sectors, e->meta);
+		      pc->layout.row_meta_sectors, meta);
 }
 
 static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
@@ -160,17 +255,24 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
 	sector_t s = io->iter.bi_sector;
 	struct ecc_span sp;
+	u8 *meta;
 	int r = 0;
 
+	/*
+	 * The one place where a write to the rows of @io is about to be
+	 * issued: its rows are locked, neither parity nor data is written yet.
+	 */
+	ecc_rows(pc, io, true);
+	meta = mempool_alloc(pc->ecc->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
-		r = ecc_write_row(pc, bio, &it, &sp, zero, fua);
+		r = ecc_write_row(pc, bio, &it, &sp, zero, fua, meta);
 		s += sp.n;
 		left -= sp.n;
 	}
+	mempool_free(meta, pc->ecc->meta_pool);
 	if (r) {
-		/* nothing of it reached the data: fail it as it stands */
-		pcm_io_over(pc, io);
+		/* nothing of it reached the data: fail it as it stands (end_io unlocks) */
 		bio->bi_status = errno_to_blk_status(r);
 		bio_endio(bio);
 		return;
@@ -223,28 +325,30 @@ static u32 injected_bits(struct pcm_c *pc, sector_t sector)
 }
 
 /* @nbits distinct positions of the sector, drawn from @rng. */
-static void inject_flips(struct pcm_ecc_dev *e, struct pcm_rng *rng, u32 nbits)
+static u32 inject_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+			struct pcm_rng *rng, u32 nbits)
 {
-	const struct pcm_ecc_geom *g = &e->codec.geom;
+	const struct pcm_ecc_geom *g = &e->geom;
 	u32 total = sector_bits(g), i, pos;
 
 	nbits = min(nbits, total);
-	bitmap_zero(e->flipped, total);
+	bitmap_zero(c->flipped, total);
 	for (i = 0; i < nbits; i++) {
 		do {
 			pos = pcm_rng_next(rng) % total;
-		} while (test_bit(pos, e->flipped));
-		__set_bit(pos, e->flipped);
-		flip_bit(g, e->data, e->parity, pos);
+		} while (test_bit(pos, c->flipped));
+		__set_bit(pos, c->flipped);
+		flip_bit(g, c->data, c->parity, pos);
 	}
 	atomic64_add(nbits, &e->figs[PCM_ECC_INJECTED_BITS]);
+	return nbits;
 }
 
 /* The raw bit errors of one read of a sector, by geometric skipping. */
-static void rber_flips(struct pcm_ecc_dev *e, const struct pcm_err_rate *rate,
-		       struct pcm_rng *rng)
+static u32 rber_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+		      const struct pcm_err_rate *rate, struct pcm_rng *rng)
 {
-	const struct pcm_ecc_geom *g = &e->codec.geom;
+	const struct pcm_ecc_geom *g = &e->geom;
 	u32 total = sector_bits(g), flips = 0;
 	u64 pos, k;
 
@@ -252,35 +356,47 @@ static void rber_flips(struct pcm_ecc_dev *e, const struct pcm_err_rate *rate,
 		k = pcm_err_skip(rate, rng, total - pos);
 		if (k >= total - pos)
 			break;
-		flip_bit(g, e->data, e->parity, pos + k);
+		flip_bit(g, c->data, c->parity, pos + k);
 		flips++;
 	}
 	if (flips)
 		atomic64_add(flips, &e->figs[PCM_ECC_RAW_BITS]);
+	return flips;
 }
 
 /*
- * One sector as read: apply the errors, decode, classify against what
- * the device held.  Returns false when it is uncorrectable (zeroed).
+ * One sector of the bio at @it (its parity at @p), as read: apply the
+ * errors, decode every codeword, classify against what the device held,
+ * put the result in the bio.  The bio keeps what the device returned
+ * until the end, so a sector with no error drawn that decodes clean (the
+ * decoder recomputed its parity and found it equal) is left as it is, and
+ * the truth is the bio's own data when the decoder did something.
+ * Returns false when it is uncorrectable (zeroed).
  */
-static bool ecc_read_sector(struct pcm_c *pc, sector_t lsector, u8 *p,
+static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
+			    struct bvec_iter *it, sector_t lsector, const u8 *p,
 			    const struct pcm_err_rate *rate, struct pcm_rng *rng)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
-	const struct pcm_ecc_geom *g = &e->codec.geom;
+	const struct pcm_ecc_geom *g = &e->geom;
+	struct bvec_iter at = *it, again;
 	unsigned int failed;
-	u32 inj;
+	u32 inj, flips = 0;
 	int ret;
 
-	memcpy(e->truth, e->data, PCM_ECC_SECTOR);
-	memcpy(e->parity, p, pcm_ecc_sector_parity(g));
+	bio_sector_copy(bio, it, c->data, false);
+	memcpy(c->parity, p, pcm_ecc_sector_parity(g));
 	inj = injected_bits(pc, lsector);
 	if (inj)
-		inject_flips(e, rng, inj);
+		flips += inject_flips(e, c, rng, inj);
 	if (rate->mant)
-		rber_flips(e, rate, rng);
-	ret = pcm_ecc_decode_sector(&e->codec, e->data, e->parity, &failed);
-	switch (pcm_ecc_classify(ret, e->data, e->truth, PCM_ECC_SECTOR)) {
+		flips += rber_flips(e, c, rate, rng);
+	ret = pcm_ecc_decode_sector(&c->codec, c->data, c->parity, &failed);
+	if (!ret && !flips)
+		return true;
+	again = at;
+	bio_sector_copy(bio, &again, c->truth, false);
+	switch (pcm_ecc_classify(ret, c->data, c->truth, PCM_ECC_SECTOR)) {
 	case PCM_ECC_CLEAN:
 		break;
 	case PCM_ECC_CORRECTED:
@@ -293,44 +409,72 @@ static bool ecc_read_sector(struct pcm_c *pc, sector_t lsector, u8 *p,
 		break;
 	case PCM_ECC_UNCORRECTABLE:
 		atomic64_inc(&e->figs[PCM_ECC_UNCORRECTABLE_SECTORS]);
-		memset(e->data, 0, PCM_ECC_SECTOR);
+		memset(c->data, 0, PCM_ECC_SECTOR);
+		bio_sector_copy(bio, &at, c->data, true);
 		return false;
 	}
+	bio_sector_copy(bio, &at, c->data, true);
 	return true;
+}
+
+/*
+ * The one place where a read of a physical row is decoded: the raw bit
+ * error rate its sectors see (the live rber).
+ */
+static void ecc_row_rate(struct pcm_c *pc, const struct ecc_span *sp,
+			 struct pcm_err_rate *rate)
+{
+	pcm_err_rate_init(rate, READ_ONCE(pc->live.val[PCM_RBER]));
+}
+
+/* Decode one row's part of a read, its parity in @meta. */
+static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
+			   const struct ecc_span *sp, sector_t lsector, const u8 *meta,
+			   struct pcm_rng *rng)
+{
+	struct pcm_ecc_dev *e = pc->ecc;
+	struct pcm_err_rate rate;
+	struct pcm_ecc_ctx *c;
+	bool good = true;
+	u32 i;
+
+	ecc_row_rate(pc, sp, &rate);
+	local_lock(&e->ctx->lock);
+	c = this_cpu_ptr(e->ctx);
+	for (i = 0; i < sp->n; i++)
+		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
+					meta + (sp->first + i) * e->geom.meta_bytes,
+					&rate, rng);
+	local_unlock(&e->ctx->lock);
+	return good;
 }
 
 static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
-	struct bvec_iter it = io->iter, out;
-	u32 left = io->iter.bi_size >> SECTOR_SHIFT, i;
+	struct bvec_iter it = io->iter;
+	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
 	sector_t s = io->iter.bi_sector, lsector = io->lsector;
-	struct pcm_err_rate rate;
 	struct pcm_rng rng;
 	struct ecc_span sp;
 	bool bad = false;
+	u8 *meta;
 	int r = 0;
 
-	pcm_err_rate_init(&rate, READ_ONCE(pc->live.val[PCM_RBER]));
-	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], e->reads++);
+	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], atomic64_inc_return(&e->reads) - 1);
+	meta = mempool_alloc(e->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
 			   pcm_layout_row_meta(&pc->layout, sp.slot),
-			   pc->layout.row_meta_sectors, e->meta);
-		for (i = 0; i < sp.n && !r; i++) {
-			out = it;
-			bio_sector_copy(bio, &it, e->data, false);
-			if (!ecc_read_sector(pc, lsector + i,
-					     e->meta + (sp.first + i) * e->codec.geom.meta_bytes,
-					     &rate, &rng))
-				bad = true;
-			bio_sector_copy(bio, &out, e->data, true);
-		}
+			   pc->layout.row_meta_sectors, meta);
+		if (!r && !ecc_decode_row(pc, bio, &it, &sp, lsector, meta, &rng))
+			bad = true;
 		s += sp.n;
 		lsector += sp.n;
 		left -= sp.n;
 	}
+	mempool_free(meta, e->meta_pool);
 	/* the row's parity is read: a move may reuse it now */
 	pcm_io_over(pc, io);
 	io->ecc = PCM_ECC_IO_NONE;
@@ -377,6 +521,12 @@ int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	return DM_MAPIO_SUBMITTED;
 }
 
+/* A write's data is written (or failed): its rows may be written again. */
+void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io)
+{
+	ecc_rows(pc, io, false);
+}
+
 /* A read's data is in: hold it for decoding (end_io context). */
 int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
@@ -421,7 +571,7 @@ int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
 /* Most bits one "inject" flips: every bit of a sector and its parity. */
 u32 pcm_ecc_max_inject(struct pcm_c *pc)
 {
-	return sector_bits(&pc->ecc->codec.geom);
+	return sector_bits(&pc->ecc->geom);
 }
 
 void pcm_ecc_clear_injected(struct pcm_c *pc)
@@ -459,9 +609,20 @@ void pcm_ecc_reset(struct pcm_c *pc)
 		atomic64_set(&pc->ecc->figs[i], 0);
 }
 
+static void *meta_pool_alloc(gfp_t gfp, void *len)
+{
+	return kvmalloc((size_t)len, gfp);
+}
+
+static void meta_pool_free(void *p, void *len)
+{
+	kvfree(p);
+}
+
 int pcm_ecc_dev_init(struct pcm_c *pc)
 {
 	struct pcm_ecc_dev *e;
+	int cpu;
 
 	if (!pc->ecc_on)
 		return 0;
@@ -469,28 +630,46 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 	if (!e)
 		return -ENOMEM;
 	pc->ecc = e;
+	e->geom = pc->ecc_geom;
 	spin_lock_init(&e->inject_lock);
 	INIT_LIST_HEAD(&e->injected);
-	e->meta = kvmalloc(meta_len(pc), GFP_KERNEL);
 	e->move_meta = kvmalloc(meta_len(pc), GFP_KERNEL);
-	if (!e->meta || !e->move_meta || pcm_ecc_init(&e->codec, &pc->ecc_geom))
+	e->row_busy = bitmap_zalloc(PCM_ECC_ROW_LOCKS, GFP_KERNEL);
+	e->meta_pool = mempool_create(PCM_ECC_META_POOL, meta_pool_alloc, meta_pool_free,
+				      (void *)(size_t)meta_len(pc));
+	e->ctx = alloc_percpu(struct pcm_ecc_ctx);
+	if (!e->move_meta || !e->row_busy || !e->meta_pool || !e->ctx)
 		return -ENOMEM;
-	e->wq = alloc_ordered_workqueue("dm-" DM_MSG_PREFIX "-ecc", WQ_MEM_RECLAIM);
+	for_each_possible_cpu(cpu) {
+		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
+
+		local_lock_init(&c->lock);
+		if (pcm_ecc_init(&c->codec, &pc->ecc_geom))
+			return -ENOMEM;
+	}
+	e->wq = alloc_workqueue("dm-" DM_MSG_PREFIX "-ecc", WQ_MEM_RECLAIM, 0);
 	return e->wq ? 0 : -ENOMEM;
 }
 
 void pcm_ecc_dev_exit(struct pcm_c *pc)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
+	int cpu;
 
 	if (!e)
 		return;
 	if (e->wq)
 		destroy_workqueue(e->wq);
 	pcm_ecc_clear_injected(pc);
-	pcm_ecc_exit(&e->codec);
+	if (e->ctx) {
+		/* pcm_ecc_exit() takes a codec never set up (zeroed) */
+		for_each_possible_cpu(cpu)
+			pcm_ecc_exit(&per_cpu_ptr(e->ctx, cpu)->codec);
+		free_percpu(e->ctx);
+	}
+	mempool_destroy(e->meta_pool);
+	bitmap_free(e->row_busy);
 	kvfree(e->move_meta);
-	kvfree(e->meta);
 	kfree(e);
 	pc->ecc = NULL;
 }

@@ -607,6 +607,8 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	/* a read to decode keeps its count until its parity is read */
 	if (unlikely(pc->ecc_on) && io->ecc == PCM_ECC_IO_READ && !*error)
 		return pcm_ecc_end_io(pc, bio, io);
+	if (unlikely(pc->ecc_on) && io->ecc == PCM_ECC_IO_LOCKED)
+		pcm_ecc_write_end_io(pc, io);
 	pcm_io_done(pc, io);
 	if (unlikely(io->timed))
 		return pcm_timing_end_io(ti->private, bio, io);

@@ -85,6 +85,7 @@ enum pcm_ecc_io {
 	PCM_ECC_IO_NONE,
 	PCM_ECC_IO_READ,		/* decode once the data is in */
 	PCM_ECC_IO_WRITE,		/* parity written before the data */
+	PCM_ECC_IO_LOCKED,		/* a write's rows locked until its data is written */
 };
 
 struct pcm_io {
@@ -284,6 +285,7 @@ int pcm_ecc_dev_init(struct pcm_c *pc);
 void pcm_ecc_dev_exit(struct pcm_c *pc);
 int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
 int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
 int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
 u32 pcm_ecc_max_inject(struct pcm_c *pc);
