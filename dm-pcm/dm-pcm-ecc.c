@@ -160,8 +160,10 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
 	sector_t s = io->iter.bi_sector;
 	struct ecc_span sp;
-	int r = 0;
+	int r;
 
+	/* WIB hook: the rows' bits are durable before their parity (dm-pcm-wib.c) */
+	r = pcm_wib_mark(pc, s, left);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
 		r = ecc_write_row(pc, bio, &it, &sp, zero, fua);
