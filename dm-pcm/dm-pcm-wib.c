@@ -16,7 +16,8 @@
  *    on "persist", a pass takes the regions written since the last pass,
  *    waits out the bios mapped before (pcm_grace()), flushes the data
  *    and metadata devices, then clears the bits of the regions no write
- *    touched meanwhile (written without FUA: a bit left set is safe).
+ *    touched meanwhile (written with FUA too: a later set of the same
+ *    block must not find the clear still in a cache, to land after it).
  *  - on load (preresume), every row of a set bit has its parity
  *    recomputed from its data, made durable, and the bitmap cleared,
  *    before the device accepts I/O: a torn row reads back as its old or
@@ -97,8 +98,13 @@ static sector_t bits_start(struct pcm_c *pc)
 	return pc->layout.wib_start + pc->layout.inj_sectors;
 }
 
-/* Write bitmap blocks @first..@last (by block) from the in-memory bits. */
-static int write_blocks(struct pcm_c *pc, u64 first, u64 last, blk_opf_t fua)
+/*
+ * Write bitmap blocks @first..@last (by block) from the in-memory bits,
+ * FUA: clears too, so that a clear written before a set of the same
+ * block is durable before it (no cache, nor dm-log-writes' replay, may
+ * put the older block over the newer).
+ */
+static int write_blocks(struct pcm_c *pc, u64 first, u64 last)
 {
 	struct pcm_wib *w = pc->wib;
 	size_t bb = (size_t)w->blk_sectors << SECTOR_SHIFT;
@@ -110,7 +116,7 @@ static int write_blocks(struct pcm_c *pc, u64 first, u64 last, blk_opf_t fua)
 		spin_lock(&w->lock);
 		memcpy(w->blk, w->bits + b * bb, bb);
 		spin_unlock(&w->lock);
-		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | fua,
+		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
 			   bits_start(pc) + b * w->blk_sectors, w->blk_sectors, w->blk);
 	}
 	mutex_unlock(&w->io_lock);
@@ -154,7 +160,7 @@ int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 	queue_delayed_work(system_wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
 	if (lo == U64_MAX)
 		return 0;
-	r = write_blocks(pc, block_of(w, lo), block_of(w, hi), REQ_FUA);
+	r = write_blocks(pc, block_of(w, lo), block_of(w, hi));
 	if (r) {
 		/* not durable: the next write of these regions tries again */
 		spin_lock(&w->lock);
@@ -204,7 +210,7 @@ static void clear_pass(struct pcm_c *pc)
 	}
 	spin_unlock(&w->lock);
 	bitmap_zero(w->cand, w->nbits);
-	if (lo != U64_MAX && write_blocks(pc, block_of(w, lo), block_of(w, hi), 0))
+	if (lo != U64_MAX && write_blocks(pc, block_of(w, lo), block_of(w, hi)))
 		DMERR_LIMIT("%s: write-intent bitmap clear failed", wib_name(pc));
 out:
 	mutex_unlock(&pc->meta_lock);
@@ -291,7 +297,7 @@ static int resync(struct pcm_c *pc)
 		r = blkdev_issue_flush(pc->meta_dev->bdev);
 	if (!r) {
 		memset(w->bits, 0, w->bytes);
-		r = write_blocks(pc, 0, block_of(w, w->nbits - 1), REQ_FUA);
+		r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
 	}
 	if (r)
 		DMERR("%s: recomputing the parity of possibly torn rows failed: %d",
@@ -427,7 +433,7 @@ static int wib_zero(struct pcm_c *pc)
 	int r;
 
 	memset(w->bits, 0, w->bytes);
-	r = write_blocks(pc, 0, block_of(w, w->nbits - 1), 0);
+	r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
 	return r ?: pcm_wib_inject_clear(pc);
 }
 
