@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 
 modprobe dm-flakey 2>/dev/null || skip_all "dm-flakey not available"
-brd_load 8 3 || skip_all "brd not available"
+brd_load 4 3 || skip_all "brd not available"
 here=$(dirname "$0")
 field() { status_field "$1" "$2"; }
 sz=$(sectors /dev/ram0)
@@ -85,7 +85,7 @@ dmsetup remove pc
 cwords="ecc:bch preset:pss gap_interval:2 domains:2"
 ctable=$(pcm_table /dev/mapper/under $cwords)
 # zeroed storage for the new layout (the old rows' parity would not match)
-dd if=/dev/zero of=/dev/mapper/under bs=1M oflag=direct status=none
+dd if=/dev/zero of=/dev/mapper/under bs=1M count=$((sz / 2048)) oflag=direct status=none
 dmsetup create pc --table "$ctable"
 blocks=$(( $(pcm_len /dev/mapper/under $cwords) / 8 ))
 cuts=${PCM_POWER_CUTS:-$(scaled 10 3)}
@@ -150,7 +150,7 @@ fi
 # parity writes, bitmap writes, superblocks alike: not only flushes) a
 # copy of that state is loaded read-write: it resyncs, every written
 # block reads without an uncorrectable error and the batches marked
-# before verify.  PCM_CRASH_POINTS: how many (120 full size, 24 in make check).
+# before verify.  PCM_CRASH_POINTS: how many (60 full size, 15 in make check).
 if modprobe dm-log-writes 2>/dev/null; then
 	brd_load 4 4
 	cwords="ecc:bch preset:pss gap_interval:1 domains:2"
@@ -163,7 +163,7 @@ if modprobe dm-log-writes 2>/dev/null; then
 	dmsetup remove pc
 	dmsetup remove lw
 	expect "every crash point loads, resyncs, reads and verifies" python3 - "$here" \
-		"0 $len pcm /dev/ram3 0 4 $cwords" $seed "${PCM_CRASH_POINTS:-$(scaled 120 24)}" <<'PY'
+		"0 $len pcm /dev/ram3 0 4 $cwords" $seed "${PCM_CRASH_POINTS:-$(scaled 60 8)}" <<'PY'
 import argparse, re, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 import logreplay, versioned
