@@ -256,13 +256,15 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	sector_t s = io->iter.bi_sector;
 	struct ecc_span sp;
 	u8 *meta;
-	int r = 0;
+	int r;
 
 	/*
 	 * The one place where a write to the rows of @io is about to be
 	 * issued: its rows are locked, neither parity nor data is written yet.
+	 * WIB hook: the rows' bits are durable before their parity (dm-pcm-wib.c).
 	 */
 	ecc_rows(pc, io, true);
+	r = pcm_wib_mark(pc, s, left);
 	meta = mempool_alloc(pc->ecc->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);

@@ -570,6 +570,13 @@ static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io
 	int r;
 
 	io->ecc = PCM_ECC_IO_NONE;
+	if (unlikely(dm_bio_get_target_bio_nr(bio))) {
+		/* the core's second flush bio (num_flush_bios): the meta_device's */
+		io->state = PCM_IO_IDLE;
+		io->timed = false;
+		bio_set_dev(bio, pc->meta_dev->bdev);
+		return DM_MAPIO_REMAPPED;
+	}
 	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 	r = map_fast(ti, bio, io);
 	if (r != DM_MAPIO_REMAPPED)

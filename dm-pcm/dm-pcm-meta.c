@@ -121,9 +121,14 @@ static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
 		return 1;
 	*pick = pcm_sb_pick(st[0], &pc->disk[0], st[1], &pc->disk[1]);
 	if (*pick >= 0) {
+		/* ECC formatted before the WIB region: kept as it is, without one */
+		if (pc->disk[*pick].geo.features == (table.features & ~PCM_SB_FEAT_WIB))
+			table.features = pc->disk[*pick].geo.features;
 		field = pcm_sb_geometry_diff(&pc->disk[*pick].geo, &table, &dv, &tv);
-		if (!field)
+		if (!field) {
+			pc->sb.geo.features = table.features;
 			return 0;
+		}
 		DMERR("superblock geometry differs: %s is %llu on the device, %llu in the table",
 		      field, dv, tv);
 		DMERR("add 'format' to reinitialize it, losing the data");

@@ -54,6 +54,7 @@ static void pcm_dtr(struct dm_target *ti)
 	struct pcm_c *pc = ti->private;
 
 	pcm_move_exit(pc);
+	pcm_wib_exit(pc);
 	pcm_ecc_dev_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
@@ -285,6 +286,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot set up ECC";
 		return -ENOMEM;
 	}
+	if (pcm_wib_init(pc)) {
+		ti->error = "Cannot allocate the write-intent bitmap";
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -335,7 +340,10 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	ti->num_flush_bios = 1;
+	/* ecc:bch on a meta_device: a flush covers the parity there too */
+	ti->num_flush_bios = pc->ecc_on && pc->meta_dev ? 2 : 1;
+	/* the meta_device may cache writes when the data device does not */
+	ti->flush_supported = ti->num_flush_bios == 2;
 	/* a discard need not zero: its rows' parity would no longer match */
 	ti->num_discard_bios = pc->ecc_on ? 0 : 1;
 	ti->num_write_zeroes_bios = 1;
@@ -368,12 +376,13 @@ static void pcm_presuspend_undo(struct dm_target *ti)
 static void pcm_postsuspend(struct dm_target *ti)
 {
 	pcm_move_quiesce(ti->private);
+	pcm_wib_quiesce(ti->private);
 }
 
 /* The registers on the device are the truth: another table may have moved. */
 static int pcm_preresume(struct dm_target *ti)
 {
-	return pcm_meta_load(ti->private);
+	return pcm_meta_load(ti->private) ?: pcm_wib_load(ti->private);
 }
 
 static void pcm_resume(struct dm_target *ti)
@@ -445,6 +454,7 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	       READ_ONCE(pc->meta_flushes));
 	pcm_timing_status(pc, result, maxlen, &sz);
 	pcm_ecc_status(pc, result, maxlen, &sz);
+	pcm_wib_status(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -605,6 +615,8 @@ static int pcm_msg_persist(struct pcm_c *pc, unsigned int argc)
 	pc->copies_differ = true;	/* "write the superblock now": both copies */
 	r = pcm_meta_persist(pc, true);
 	mutex_unlock(&pc->meta_lock);
+	if (!r)
+		pcm_wib_clear_now(pc);
 	return r;
 }
 
@@ -674,6 +686,12 @@ static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
 		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_ecc_max_inject(pc));
 		return -EINVAL;
 	}
+	if (sticky) {
+		int r = pcm_wib_inject_save(pc, sector, nbits);
+
+		if (r)
+			return r;
+	}
 	return pcm_ecc_inject(pc, sector, nbits, sticky);
 }
 
@@ -688,7 +706,7 @@ static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
 		return -EINVAL;
 	}
 	pcm_ecc_clear_injected(pc);
-	return 0;
+	return pcm_wib_inject_clear(pc);
 }
 
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,

@@ -115,6 +115,7 @@ enum pcm_ecc_fig {
 };
 
 struct pcm_ecc_dev;
+struct pcm_wib;
 
 /* dm-pcm-timing.c: the timing model's state and what status shows of it */
 #define PCM_LATE_BUCKETS	64
@@ -234,6 +235,7 @@ struct pcm_c {
 	bool ecc_on;			/* ecc:bch */
 	struct pcm_ecc_geom ecc_geom;
 	struct pcm_ecc_dev *ecc;
+	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
 
 	/* the timing model: dm-pcm-timing.c */
 	struct pcm_timing *timing;
@@ -253,7 +255,7 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 		.domains = pc->nr_domains,
 		.randomize_seed = pc->cfg.val[PCM_RANDOMIZE],
 		.randomize = pc->randomize,
-		.features = pc->ecc_on ? PCM_SB_FEAT_ECC : 0,
+		.features = pc->ecc_on ? PCM_SB_FEAT_ECC | PCM_SB_FEAT_WIB : 0,
 		.ecc = pc->ecc_on ? pcm_ecc_geom_pack(&pc->ecc_geom) : 0,
 	};
 }
@@ -292,6 +294,18 @@ u32 pcm_ecc_max_inject(struct pcm_c *pc);
 void pcm_ecc_clear_injected(struct pcm_c *pc);
 void pcm_ecc_reset(struct pcm_c *pc);
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
+		    unsigned int *szp);
+
+/* dm-pcm-wib.c: write-intent bitmap and sticky injections (ecc:bch) */
+int pcm_wib_init(struct pcm_c *pc);
+void pcm_wib_exit(struct pcm_c *pc);
+int pcm_wib_load(struct pcm_c *pc);
+int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors);
+void pcm_wib_quiesce(struct pcm_c *pc);
+void pcm_wib_clear_now(struct pcm_c *pc);
+int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
+int pcm_wib_inject_clear(struct pcm_c *pc);
+void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
 
 /* dm-pcm-timing.c */

@@ -16,12 +16,15 @@
  */
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 {
-	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX;
+	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX, wib = 0;
 	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
 
 	/* whole blocks of the device that holds them, so no read-modify-write */
 	l->row_meta_sectors = DIV_ROUND_UP(l->row_meta, 512 * blk) * blk;
 	l->row_meta_start = 0;
+	l->inj_sectors = l->row_meta ? DIV_ROUND_UP(PCM_INJ_SECTORS, blk) * blk : 0;
+	l->wib_start = 0;
+	l->wib_sectors = 0;
 	l->sb_sectors = pcm_sb_size(l->domains, l->row_meta ? PCM_SB_FEAT_ECC : 0) >> 9;
 	l->row_shift = 0;
 	while ((512U << l->row_shift) < l->row_size)
@@ -36,9 +39,16 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 		if (l->meta_dev_sectors < 2 * l->sb_sectors)
 			return PCM_LAYOUT_META_SMALL;
 		l->meta_start = 0;
-		if (l->row_meta_sectors)
+		if (l->row_meta_sectors) {
+			/* the WIB region of the most rows there could be is room enough */
 			meta_rows = div_u64(l->meta_dev_sectors - 2 * l->sb_sectors,
 					    l->row_meta_sectors);
+			wib = l->inj_sectors + pcm_layout_wib_sectors(l, meta_rows);
+			if (l->meta_dev_sectors < 2 * l->sb_sectors + wib)
+				return PCM_LAYOUT_META_SMALL;
+			meta_rows = div_u64(l->meta_dev_sectors - 2 * l->sb_sectors - wib,
+					    l->row_meta_sectors);
+		}
 	} else {
 		end -= end % SB_ALIGN_SECTORS;
 		if (end < 2 * l->sb_sectors)
@@ -48,10 +58,18 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 	}
 	if (l->offset >= end)
 		return PCM_LAYOUT_OFFSET;
-	if (l->meta_dev)
+	if (l->meta_dev) {
 		rows = min(div_u64(end - l->offset, l->row_size >> 9), meta_rows);
-	else
+	} else {
 		rows = div_u64(end - l->offset, (l->row_size >> 9) + l->row_meta_sectors);
+		if (l->row_meta_sectors) {
+			wib = l->inj_sectors + pcm_layout_wib_sectors(l, rows);
+			if (l->offset + wib >= end)
+				return PCM_LAYOUT_TOO_SMALL;
+			rows = div_u64(end - l->offset - wib,
+				       (l->row_size >> 9) + l->row_meta_sectors);
+		}
+	}
 	/* every domain needs a logical row and its gap */
 	if (rows < 2ULL * l->domains)
 		return PCM_LAYOUT_TOO_SMALL;
@@ -90,6 +108,26 @@ void pcm_layout_place(struct pcm_layout *l, u64 phys_rows)
 		l->row_meta_start = 2 * l->sb_sectors;
 	else
 		l->row_meta_start = l->offset + (phys_rows << l->row_shift);
+	if (!l->row_meta_sectors)
+		return;
+	/* the WIB region: right after the parity area */
+	l->wib_start = l->row_meta_start + phys_rows * l->row_meta_sectors;
+	l->wib_sectors = pcm_layout_wib_sectors(l, phys_rows);
+}
+
+/* Bits of the write-intent bitmap of @phys_rows physical rows. */
+u64 pcm_layout_wib_bits(u64 phys_rows)
+{
+	return (phys_rows + PCM_WIB_ROWS - 1) >> PCM_WIB_ROW_SHIFT;
+}
+
+/* Sectors of that bitmap: whole blocks of the metadata device. */
+u64 pcm_layout_wib_sectors(const struct pcm_layout *l, u64 phys_rows)
+{
+	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
+	u64 sectors = (pcm_layout_wib_bits(phys_rows) + 8 * 512 - 1) >> 12;
+
+	return div_u64(sectors + blk - 1, blk) * blk;
 }
 
 /* Logical rows a table of @length sectors covers (the last may be partial). */

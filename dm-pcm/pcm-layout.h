@@ -17,6 +17,11 @@
  * Being indexed by physical row, parity stays with its row's data until
  * a gap move copies both.
  *
+ * With ECC, the WIB region follows the parity area (wib_start): first
+ * the sticky-inject table (PCM_INJ_SECTORS), then the write-intent
+ * bitmap, one bit per PCM_WIB_ROWS physical rows (dm-pcm-wib.c), each
+ * rounded up to whole blocks of the metadata device.
+ *
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
  */
@@ -45,7 +50,17 @@ struct pcm_layout {
 	u64 max_length;		/* largest legal table length, sectors */
 	u32 row_meta_sectors;	/* a physical row's metadata, 0: none */
 	u64 row_meta_start;	/* pcm_layout_place(): physical row 0's */
+	/* the WIB region, with ECC only (row_meta): inject table, then bitmap */
+	u32 inj_sectors;	/* the sticky-inject table, 0: none */
+	u64 wib_start;		/* pcm_layout_place(): the inject table's first */
+	u64 wib_sectors;	/* pcm_layout_place(): the bitmap, after the table */
 };
+
+/* Write-intent bitmap: one bit per 2^PCM_WIB_ROW_SHIFT physical rows. */
+#define PCM_WIB_ROW_SHIFT	6
+#define PCM_WIB_ROWS		64	/* 1 << PCM_WIB_ROW_SHIFT */
+/* Sticky-inject table: one 4 KiB block. */
+#define PCM_INJ_SECTORS		8
 
 /* Reasons pcm_layout_compute() refuses; pcm_layout_error() names them. */
 enum pcm_layout_err {
@@ -60,6 +75,8 @@ enum pcm_layout_err {
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l);
 const char *pcm_layout_error(enum pcm_layout_err e);
 u64 pcm_layout_rows(u64 length, u32 row_size);
+u64 pcm_layout_wib_bits(u64 phys_rows);
+u64 pcm_layout_wib_sectors(const struct pcm_layout *l, u64 phys_rows);
 void pcm_layout_place(struct pcm_layout *l, u64 phys_rows);
 
 /* First sector of the metadata of the physical row at backing sector @slot. */

@@ -24,7 +24,9 @@
  */
 #define PCM_SB_VERSION		2
 #define PCM_SB_FEAT_ECC		1U	/* per-row parity; geometry ecc word */
-#define PCM_SB_FEATURES_KNOWN	PCM_SB_FEAT_ECC
+/* bit 1 (2U): reserved for the wear counters */
+#define PCM_SB_FEAT_WIB		4U	/* WIB region: write-intent bitmap, sticky injects */
+#define PCM_SB_FEATURES_KNOWN	(PCM_SB_FEAT_ECC | PCM_SB_FEAT_WIB)
 #define PCM_SB_BLOCK		4096		/* unit of the on-disk size */
 #define PCM_SB_MAX_DOMAINS	65536
 

@@ -96,12 +96,19 @@ static void test_row_meta(void)
 	struct pcm_layout l = { .dev_sectors = 8192 + 16, .row_size = 4096, .domains = 1,
 				.row_meta = 512 };
 
+	/* the WIB region: 8 sectors of inject table, 1 of bitmap */
 	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.row_meta_sectors == 1 &&
-	      l.max_rows == 8192 / 9 - 1, "a 9th sector per row: %llu rows",
+	      l.max_rows == (8192 - 9) / 9 - 1, "a 9th sector per row and the WIB region: %llu rows",
 	      (unsigned long long)l.max_rows);
 	pcm_layout_place(&l, l.max_rows + 1);
 	check(l.row_meta_start == (l.max_rows + 1) * 8 &&
 	      l.row_meta_start + (l.max_rows + 1) <= l.meta_start, "parity area before the superblocks");
+	check(l.wib_start == l.row_meta_start + l.max_rows + 1 && l.inj_sectors == 8 &&
+	      l.wib_sectors == 1 && l.wib_start + 9 <= l.meta_start,
+	      "the WIB region after the parity area, before the superblocks");
+	check(pcm_layout_wib_bits(64) == 1 && pcm_layout_wib_bits(65) == 2 &&
+	      pcm_layout_wib_sectors(&l, 4096 * 64) == 1 &&
+	      pcm_layout_wib_sectors(&l, 4096 * 64 + 1) == 2, "a bit per 64 rows, 4096 bits a sector");
 	check(pcm_layout_row_meta(&l, 3 * 8) == l.row_meta_start + 3, "row 3's parity");
 	l.row_meta = 64;	/* 512 B rows of PSS's layout: a sector each */
 	l.row_size = 512;
@@ -112,10 +119,12 @@ static void test_row_meta(void)
 	      "whole blocks of a 4 KiB device");
 	l = (struct pcm_layout) { .dev_sectors = 8192, .meta_dev = true, .meta_dev_sectors = 16 + 100,
 				  .row_size = 4096, .domains = 1, .row_meta = 1024 };
-	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.max_rows == 49,
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.max_rows == (100 - 9) / 2 - 1,
 	      "the meta_device bounds the rows: %llu", (unsigned long long)l.max_rows);
-	pcm_layout_place(&l, 50);
+	pcm_layout_place(&l, 45);
 	check(l.row_meta_start == 16, "after the two superblock copies");
+	check(l.wib_start == 16 + 45 * 2 && l.wib_start + l.inj_sectors + l.wib_sectors <= 116,
+	      "the WIB region fits on the meta_device");
 }
 
 static void test_refusals(void)

@@ -8,7 +8,7 @@ brd_load 32 || skip_all "brd not available"
 counters="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors"
 mover="moves_owed parked_writes wouldblock sb_writes meta_flushes"
 timing="read_lat_mean_ns read_lat_max_ns write_lat_mean_ns write_lat_max_ns tag_waits cache_waits held late late_max_ns"
-ecc="ecc_corrected_bits ecc_corrected_sectors ecc_uncorrectable_sectors ecc_silent_sectors ecc_injected_bits ecc_raw_bits"
+ecc="ecc_corrected_bits ecc_corrected_sectors ecc_uncorrectable_sectors ecc_silent_sectors ecc_injected_bits ecc_raw_bits ecc_resynced_rows"
 keys="$counters metadata domains start gap $mover timing $timing $ecc"
 
 pcm_create st /dev/ram0

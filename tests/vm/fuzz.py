@@ -80,13 +80,21 @@ def capacity(dev_sectors, offset, row, domains, meta_bytes=0):
     bytes in 4 KiB blocks at the end (aligned down to 4 KiB); of the rows
     before them, one per domain is a gap; with ECC (@meta_bytes per row)
     the superblock has 8 more bytes and each row whole sectors of metadata
-    after the rows.  Returns the largest legal length in sectors, or None
-    when not even two rows per domain fit."""
+    after the rows, then the WIB region: an 8-sector sticky-inject table
+    and a bitmap of a bit per 64 rows in whole sectors, sized for the rows
+    there would be without it.  Returns the largest legal length in
+    sectors, or None when not even two rows per domain fit."""
     sb = -(-(64 + 16 * domains + (8 if meta_bytes else 0)) // 4096) * 8
     meta = dev_sectors // 8 * 8 - 2 * sb
     if meta <= offset:
         return None
-    rows = (meta - offset) // (row + -(-meta_bytes // 512))
+    per_row = row + -(-meta_bytes // 512)
+    rows = (meta - offset) // per_row
+    if meta_bytes:
+        wib = 8 + -(-(-(-rows // 64)) // 4096)
+        if offset + wib >= meta:
+            return None
+        rows = (meta - offset - wib) // per_row
     return (rows - domains) * row if rows >= 2 * domains else None
 
 

@@ -46,9 +46,10 @@ TIMING_STATES = ('on', 'off')
 # ECC's figures (dm-pcm-ecc.c), zero with ecc:none: bits corrected, sectors
 # corrected, sectors the decoder refused (the read failed), sectors it
 # miscorrected (wrong data returned as good), bits "inject" flipped, raw
-# bit errors rber drew.
+# bit errors rber drew, rows whose parity a load recomputed from their data
+# (the write-intent bitmap's resync, dm-pcm-wib.c; "stats reset" leaves it).
 ECC = ('ecc_corrected_bits', 'ecc_corrected_sectors', 'ecc_uncorrectable_sectors',
-       'ecc_silent_sectors', 'ecc_injected_bits', 'ecc_raw_bits')
+       'ecc_silent_sectors', 'ecc_injected_bits', 'ecc_raw_bits', 'ecc_resynced_rows')
 # Every field, in the order the module prints them (new ones are appended).
 FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING + ECC
 METADATA_STATES = ('ok', 'failed', 'read-only')

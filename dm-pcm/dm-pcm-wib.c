@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-pcm write-intent bitmap and sticky injections (ecc:bch): the WIB
+ * region that follows the per-row parity area (pcm-layout.h).
+ *
+ * A write of a row is two writes to the media, its parity and then its
+ * data (dm-pcm-ecc.c); a power cut between them leaves a row whose data
+ * and parity disagree, so that reads of it would fail although nothing
+ * is wrong with the cells.  As md's bitmap (drivers/md/md-bitmap.c):
+ *
+ *  - one bit per PCM_WIB_ROWS physical rows (a region); before the ECC
+ *    worker writes a row's parity, the region's bit is set and written
+ *    with FUA.  A bit already set costs nothing, so a run of writes to
+ *    one region pays one bitmap write.
+ *  - bits are cleared lazily: every PCM_WIB_CLEAR_DELAY, at suspend and
+ *    on "persist", a pass takes the regions written since the last pass,
+ *    waits out the bios mapped before (pcm_grace()), flushes the data
+ *    and metadata devices, then clears the bits of the regions no write
+ *    touched meanwhile (written with FUA too: a later set of the same
+ *    block must not find the clear still in a cache, to land after it).
+ *  - on load (preresume), every row of a set bit has its parity
+ *    recomputed from its data, made durable, and the bitmap cleared,
+ *    before the device accepts I/O: a torn row reads back as its old or
+ *    its new data, never as a false uncorrectable error.
+ *
+ * Why 64 rows a bit: resyncing a region reads 64 rows (256 KiB of 4 KiB
+ * rows) and encodes them, milliseconds; a 1 TiB device of 4 KiB rows
+ * needs 512 KiB of bitmap on disk (three copies in RAM: on-disk image,
+ * touched, pass candidates), and a sequential writer sets a bit once per
+ * 64 rows.  md's default chunk is far larger because its resync copies
+ * between disks; ours is local and cheap.
+ *
+ * The sticky-inject table (PCM_INJ_SECTORS at wib_start): "inject ...
+ * sticky" is written there (FUA) before it takes effect, reloaded at the
+ * first resume of a table, and emptied durably by "clear_injected", as
+ * a stuck PCM cell outlives a power cycle.
+ */
+#include <linux/blkdev.h>
+#include <linux/crc32.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "dm-pcm.h"
+
+#define PCM_WIB_CLEAR_DELAY	(5 * HZ)	/* md's default daemon_sleep */
+
+#define PCM_INJ_MAGIC		0x69435070U	/* "pPCi" on disk */
+#define PCM_INJ_HDR		16
+#define PCM_INJ_ENTRY		16
+#define PCM_INJ_MAX		((PCM_INJ_SECTORS * 512 - PCM_INJ_HDR) / PCM_INJ_ENTRY)
+
+struct pcm_inj_disk {
+	__le32 magic;
+	__le32 csum;		/* CRC32 of the whole table, this field zero */
+	__le32 count;
+	__le32 reserved;
+	struct {
+		__le64 sector;
+		__le32 nbits;
+		__le32 reserved;
+	} e[];
+};
+
+struct pcm_wib {
+	struct pcm_c *pc;
+	bool on;			/* the device has the WIB region */
+	bool zeroed;			/* this table formatted it and zeroed the region */
+	bool inj_loaded;		/* the sticky table is read (first resume) */
+
+	spinlock_t lock;		/* @bits, @touched */
+	u8 *bits;			/* the bitmap as on disk: little-endian bits */
+	unsigned long *touched;		/* regions marked since the last pass */
+	unsigned long *cand;		/* a pass's: the regions it may clear */
+	u64 nbits;
+	size_t bytes;			/* of @bits: whole blocks, wib_sectors */
+
+	struct mutex io_lock;		/* bitmap and table writes, @blk, @inj */
+	u8 *blk;			/* one block of the bitmap on its way out */
+	u32 blk_sectors;
+	struct pcm_inj_disk *inj;	/* the sticky table's image */
+
+	struct delayed_work clear_work;
+	atomic64_t resynced;		/* rows whose parity a load recomputed */
+};
+
+static const char *wib_name(struct pcm_c *pc)
+{
+	return dm_device_name(dm_table_get_md(pc->ti->table));
+}
+
+static struct block_device *meta_bdev(struct pcm_c *pc)
+{
+	return (pc->meta_dev ?: pc->dev)->bdev;
+}
+
+static sector_t bits_start(struct pcm_c *pc)
+{
+	return pc->layout.wib_start + pc->layout.inj_sectors;
+}
+
+/*
+ * Write bitmap blocks @first..@last (by block) from the in-memory bits,
+ * FUA: clears too, so that a clear written before a set of the same
+ * block is durable before it (no cache, nor dm-log-writes' replay, may
+ * put the older block over the newer).
+ */
+static int write_blocks(struct pcm_c *pc, u64 first, u64 last)
+{
+	struct pcm_wib *w = pc->wib;
+	size_t bb = (size_t)w->blk_sectors << SECTOR_SHIFT;
+	u64 b;
+	int r = 0;
+
+	mutex_lock(&w->io_lock);
+	for (b = first; b <= last && !r; b++) {
+		spin_lock(&w->lock);
+		memcpy(w->blk, w->bits + b * bb, bb);
+		spin_unlock(&w->lock);
+		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
+			   bits_start(pc) + b * w->blk_sectors, w->blk_sectors, w->blk);
+	}
+	mutex_unlock(&w->io_lock);
+	return r;
+}
+
+static u64 block_of(struct pcm_wib *w, u64 bit)
+{
+	return (bit / 8) / ((size_t)w->blk_sectors << SECTOR_SHIFT);
+}
+
+static u64 region_of(struct pcm_c *pc, sector_t s)
+{
+	return ((s - pc->layout.offset) >> pc->layout.row_shift) >> PCM_WIB_ROW_SHIFT;
+}
+
+/*
+ * The ECC worker, before it writes the parity of backing sectors
+ * @s..@s+@sectors-1: their regions' bits are set and durable.
+ */
+int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
+{
+	struct pcm_wib *w = pc->wib;
+	u64 first, last, b, lo = U64_MAX, hi = 0;
+	int r;
+
+	if (!w || !w->on || !sectors)
+		return 0;
+	first = region_of(pc, s);
+	last = min(region_of(pc, s + sectors - 1), w->nbits - 1);
+	spin_lock(&w->lock);
+	for (b = first; b <= last; b++) {
+		__set_bit(b, w->touched);
+		if (!test_bit_le(b, w->bits)) {
+			__set_bit_le(b, w->bits);
+			lo = min(lo, b);
+			hi = b;
+		}
+	}
+	spin_unlock(&w->lock);
+	queue_delayed_work(system_wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
+	if (lo == U64_MAX)
+		return 0;
+	r = write_blocks(pc, block_of(w, lo), block_of(w, hi));
+	if (r) {
+		/* not durable: the next write of these regions tries again */
+		spin_lock(&w->lock);
+		for (b = lo; b <= hi; b++)
+			__clear_bit_le(b, w->bits);
+		spin_unlock(&w->lock);
+		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", wib_name(pc), r);
+	}
+	return r;
+}
+
+/*
+ * Clear the bits of regions written before the call whose data and
+ * parity are now durable.  Takes meta_lock (pcm_grace()).
+ */
+static void clear_pass(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	u64 b, lo = U64_MAX, hi = 0;
+	int r;
+
+	mutex_lock(&pc->meta_lock);
+	if (!w->on || pc->read_only || !pc->loaded || pc->meta_failed)
+		goto out;
+	spin_lock(&w->lock);
+	swap(w->touched, w->cand);	/* @touched was zeroed by the last pass */
+	spin_unlock(&w->lock);
+	if (bitmap_empty(w->cand, w->nbits))
+		goto out;
+	/* every write that marked them was mapped before: now it is over */
+	pcm_grace(pc);
+	r = blkdev_issue_flush(pc->dev->bdev);
+	if (!r && pc->meta_dev)
+		r = blkdev_issue_flush(pc->meta_dev->bdev);
+	spin_lock(&w->lock);
+	if (r) {
+		/* not known durable: a later pass tries again */
+		bitmap_or(w->touched, w->touched, w->cand, w->nbits);
+	} else {
+		for_each_set_bit(b, w->cand, w->nbits) {
+			if (test_bit(b, w->touched) || !test_bit_le(b, w->bits))
+				continue;
+			__clear_bit_le(b, w->bits);
+			lo = min(lo, b);
+			hi = b;
+		}
+	}
+	spin_unlock(&w->lock);
+	bitmap_zero(w->cand, w->nbits);
+	if (lo != U64_MAX && write_blocks(pc, block_of(w, lo), block_of(w, hi)))
+		DMERR_LIMIT("%s: write-intent bitmap clear failed", wib_name(pc));
+out:
+	mutex_unlock(&pc->meta_lock);
+}
+
+static void clear_work(struct work_struct *work)
+{
+	struct pcm_wib *w = container_of(to_delayed_work(work), struct pcm_wib, clear_work);
+
+	clear_pass(w->pc);
+}
+
+/* Postsuspend (no bio in flight) and "persist": clear what can be now. */
+void pcm_wib_clear_now(struct pcm_c *pc)
+{
+	if (!pc->wib)
+		return;
+	cancel_delayed_work_sync(&pc->wib->clear_work);
+	clear_pass(pc);
+}
+
+void pcm_wib_quiesce(struct pcm_c *pc)
+{
+	pcm_wib_clear_now(pc);
+}
+
+/* Recompute the parity of every physical row of region @b from its data. */
+static int resync_region(struct pcm_c *pc, struct pcm_ecc *codec, u64 b, u64 phys_rows,
+			 u8 *row, u8 *meta)
+{
+	const struct pcm_ecc_geom *g = &pc->ecc_geom;
+	u32 rs = 1U << pc->layout.row_shift, i;
+	u64 p, end = min(phys_rows, (b + 1) << PCM_WIB_ROW_SHIFT);
+	sector_t slot;
+	int r;
+
+	for (p = b << PCM_WIB_ROW_SHIFT; p < end; p++) {
+		slot = pc->layout.offset + (p << pc->layout.row_shift);
+		r = pcm_io(pc, pc->dev->bdev, REQ_OP_READ | REQ_SYNC, slot, rs, row);
+		if (r)
+			return r;
+		memset(meta, 0, pc->layout.row_meta_sectors << SECTOR_SHIFT);
+		for (i = 0; i < rs; i++)
+			pcm_ecc_encode_sector(codec, row + i * PCM_ECC_SECTOR,
+					      meta + i * g->meta_bytes);
+		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC,
+			   pcm_layout_row_meta(&pc->layout, slot),
+			   pc->layout.row_meta_sectors, meta);
+		if (r)
+			return r;
+		atomic64_inc(&pc->wib->resynced);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Load: the rows of every set bit get parity that matches their data. */
+static int resync(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	u64 phys_rows = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains);
+	u64 b, regions = 0, before = atomic64_read(&w->resynced);
+	struct pcm_ecc codec;
+	u8 *row, *meta;
+	int r;
+
+	if (find_next_bit_le(w->bits, w->nbits, 0) >= w->nbits)
+		return 0;
+	row = kvmalloc(pc->cfg.val[PCM_ROW_SIZE], GFP_KERNEL);
+	meta = kvmalloc(pc->layout.row_meta_sectors << SECTOR_SHIFT, GFP_KERNEL);
+	r = row && meta ? pcm_ecc_init(&codec, &pc->ecc_geom) : -ENOMEM;
+	if (r)
+		goto out_free;
+	for (b = find_next_bit_le(w->bits, w->nbits, 0); b < w->nbits && !r;
+	     b = find_next_bit_le(w->bits, w->nbits, b + 1)) {
+		r = resync_region(pc, &codec, b, phys_rows, row, meta);
+		regions++;
+	}
+	pcm_ecc_exit(&codec);
+	/* the new parity is durable before the bits that ask for it go */
+	if (!r)
+		r = blkdev_issue_flush(pc->dev->bdev);
+	if (!r && pc->meta_dev)
+		r = blkdev_issue_flush(pc->meta_dev->bdev);
+	if (!r) {
+		memset(w->bits, 0, w->bytes);
+		r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
+	}
+	if (r)
+		DMERR("%s: recomputing the parity of possibly torn rows failed: %d",
+		      wib_name(pc), r);
+	else
+		DMINFO("%s: resynced the parity of %llu rows in %llu bitmap regions",
+		       wib_name(pc), atomic64_read(&w->resynced) - before, regions);
+out_free:
+	kvfree(meta);
+	kvfree(row);
+	return r;
+}
+
+static u32 inj_csum(struct pcm_inj_disk *d)
+{
+	__le32 saved = d->csum;
+	u32 c;
+
+	d->csum = 0;
+	c = crc32_le(~0U, (const u8 *)d, PCM_INJ_SECTORS << SECTOR_SHIFT);
+	d->csum = saved;
+	return c;
+}
+
+/* Write the sticky table as @w->inj holds it, durably.  io_lock held. */
+static int inj_write(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+
+	w->inj->magic = cpu_to_le32(PCM_INJ_MAGIC);
+	w->inj->csum = cpu_to_le32(inj_csum(w->inj));
+	return pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
+		      pc->layout.wib_start, PCM_INJ_SECTORS, w->inj);
+}
+
+/* "inject <sector> <nbits> sticky": durable before it takes effect. */
+int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits)
+{
+	struct pcm_wib *w = pc->wib;
+	u32 n;
+	int r;
+
+	if (!w || !w->on)
+		return 0;	/* a device without the region: in RAM only */
+	if (pc->read_only) {
+		DMERR("inject sticky: a read-only table cannot persist it");
+		return -EROFS;
+	}
+	mutex_lock(&w->io_lock);
+	n = le32_to_cpu(w->inj->count);
+	if (n >= PCM_INJ_MAX) {
+		mutex_unlock(&w->io_lock);
+		DMERR("inject sticky: the sticky table is full (%u): clear_injected first",
+		      (unsigned int)PCM_INJ_MAX);
+		return -ENOSPC;
+	}
+	w->inj->e[n].sector = cpu_to_le64(sector);
+	w->inj->e[n].nbits = cpu_to_le32(nbits);
+	w->inj->e[n].reserved = 0;
+	w->inj->count = cpu_to_le32(n + 1);
+	r = inj_write(pc);
+	if (r) {
+		w->inj->count = cpu_to_le32(n);
+		DMERR("inject sticky: cannot write the table: %d", r);
+	}
+	mutex_unlock(&w->io_lock);
+	return r;
+}
+
+/* "clear_injected": the sticky table is emptied durably. */
+int pcm_wib_inject_clear(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	int r;
+
+	if (!w || !w->on || pc->read_only)
+		return 0;
+	mutex_lock(&w->io_lock);
+	memset(w->inj, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
+	r = inj_write(pc);
+	mutex_unlock(&w->io_lock);
+	if (r)
+		DMERR("clear_injected: cannot write the table: %d", r);
+	return r;
+}
+
+/* First resume of this table: the stickies on the device take effect. */
+static int inj_load(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	struct pcm_inj_disk *d = w->inj;
+	u32 n, i, bad = 0;
+	u64 sector;
+	int r;
+
+	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, pc->layout.wib_start,
+		   PCM_INJ_SECTORS, d);
+	if (r)
+		return r;
+	n = le32_to_cpu(d->count);
+	if (!d->magic && !n && !d->csum) {
+		memset(d, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
+		return 0;
+	}
+	if (le32_to_cpu(d->magic) != PCM_INJ_MAGIC || n > PCM_INJ_MAX ||
+	    le32_to_cpu(d->csum) != inj_csum(d)) {
+		DMWARN("%s: sticky-inject table damaged: ignored (clear_injected rewrites it)",
+		       wib_name(pc));
+		memset(d, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
+		return 0;
+	}
+	for (i = 0; i < n && !r; i++) {
+		u32 nbits = le32_to_cpu(d->e[i].nbits);
+
+		sector = le64_to_cpu(d->e[i].sector);
+		if (sector >= pc->ti->len || !nbits || nbits > pcm_ecc_max_inject(pc)) {
+			bad++;
+			continue;
+		}
+		r = pcm_ecc_inject(pc, sector, nbits, true);
+	}
+	if (bad)
+		DMWARN("%s: %u sticky errors out of this table's range ignored", wib_name(pc), bad);
+	if (n)
+		DMINFO("%s: %u sticky errors reloaded", wib_name(pc), n - bad);
+	return r;
+}
+
+/* Format: a fresh WIB region, no bit set, no sticky error. */
+static int wib_zero(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	int r;
+
+	memset(w->bits, 0, w->bytes);
+	r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
+	return r ?: pcm_wib_inject_clear(pc);
+}
+
+/*
+ * Preresume, after the superblock is loaded: format or resync, then the
+ * sticky table.  The device accepts I/O only after this returns.
+ */
+int pcm_wib_load(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+	int r;
+
+	if (!w)
+		return 0;
+	w->on = pc->sb.geo.features & PCM_SB_FEAT_WIB;
+	if (!w->on)
+		return 0;
+	if (pc->formatted && !w->zeroed) {
+		r = wib_zero(pc);
+		if (r)
+			return r;
+		w->zeroed = true;
+		w->inj_loaded = true;
+		return 0;
+	}
+	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, bits_start(pc),
+		   pc->layout.wib_sectors, w->bits);
+	if (r)
+		return r;
+	if (pc->read_only) {
+		if (find_next_bit_le(w->bits, w->nbits, 0) < w->nbits)
+			DMWARN("%s: rows may be torn; a read-only table cannot resync them",
+			       wib_name(pc));
+	} else {
+		r = resync(pc);
+	}
+	if (!r && !w->inj_loaded) {
+		r = inj_load(pc);
+		w->inj_loaded = !r;
+	}
+	return r;
+}
+
+/* Status: appended after the ECC figures. */
+void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
+		    unsigned int *szp)
+{
+	unsigned int sz = *szp;
+
+	DMEMIT(" ecc_resynced_rows:%lld", pc->wib ? atomic64_read(&pc->wib->resynced) : 0);
+	*szp = sz;
+}
+
+int pcm_wib_init(struct pcm_c *pc)
+{
+	struct pcm_wib *w;
+
+	if (!pc->ecc_on)
+		return 0;
+	w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (!w)
+		return -ENOMEM;
+	pc->wib = w;
+	w->pc = pc;
+	spin_lock_init(&w->lock);
+	mutex_init(&w->io_lock);
+	INIT_DELAYED_WORK(&w->clear_work, clear_work);
+	w->nbits = pcm_layout_wib_bits(pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains));
+	w->bytes = pc->layout.wib_sectors << SECTOR_SHIFT;
+	w->blk_sectors = pc->layout.meta_block > 512 ? pc->layout.meta_block >> SECTOR_SHIFT : 1;
+	w->bits = kvzalloc(w->bytes, GFP_KERNEL);
+	w->touched = kvcalloc(BITS_TO_LONGS(w->nbits), sizeof(long), GFP_KERNEL);
+	w->cand = kvcalloc(BITS_TO_LONGS(w->nbits), sizeof(long), GFP_KERNEL);
+	w->blk = kmalloc((size_t)w->blk_sectors << SECTOR_SHIFT, GFP_KERNEL);
+	w->inj = kzalloc(PCM_INJ_SECTORS << SECTOR_SHIFT, GFP_KERNEL);
+	if (!w->bits || !w->touched || !w->cand || !w->blk || !w->inj)
+		return -ENOMEM;
+	return 0;
+}
+
+void pcm_wib_exit(struct pcm_c *pc)
+{
+	struct pcm_wib *w = pc->wib;
+
+	if (!w)
+		return;
+	cancel_delayed_work_sync(&w->clear_work);
+	kfree(w->inj);
+	kfree(w->blk);
+	kvfree(w->cand);
+	kvfree(w->touched);
+	kvfree(w->bits);
+	kfree(w);
+	pc->wib = NULL;
+}
