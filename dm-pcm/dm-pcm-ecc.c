@@ -198,6 +198,30 @@ static u32 sector_bits(const struct pcm_ecc_geom *g)
 	return 8 * PCM_ECC_SECTOR + g->codewords * g->m * g->t;
 }
 
+/* wear hook (dm-pcm-wear.c): a worn row's stuck-at cells read as their value */
+static void stuck_cells(struct pcm_ecc_dev *e, struct pcm_wear_stuck *ws)
+{
+	const struct pcm_ecc_geom *g = &e->codec.geom;
+	u32 pos, mt = g->m * g->t, b;
+	u8 val, *byte;
+
+	while (pcm_wear_stuck_next(ws, &pos, &val)) {
+		if (pos < 8 * PCM_ECC_SECTOR) {
+			byte = &e->data[pos / 8];
+			b = pos % 8;
+		} else {
+			pos -= 8 * PCM_ECC_SECTOR;
+			b = pos % mt;
+			byte = &e->parity[pos / mt * g->parity_bytes + b / 8];
+			b %= 8;
+		}
+		if (((*byte >> b) & 1) != val) {
+			*byte ^= 1U << b;
+			atomic64_inc(&e->figs[PCM_ECC_RAW_BITS]);
+		}
+	}
+}
+
 /* Bits "inject" left for logical sector @sector; a one-shot is used up. */
 static u32 injected_bits(struct pcm_c *pc, sector_t sector)
 {
@@ -264,7 +288,8 @@ static void rber_flips(struct pcm_ecc_dev *e, const struct pcm_err_rate *rate,
  * the device held.  Returns false when it is uncorrectable (zeroed).
  */
 static bool ecc_read_sector(struct pcm_c *pc, sector_t lsector, u8 *p,
-			    const struct pcm_err_rate *rate, struct pcm_rng *rng)
+			    const struct pcm_err_rate *rate, struct pcm_rng *rng,
+			    struct pcm_wear_stuck *ws)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	const struct pcm_ecc_geom *g = &e->codec.geom;
@@ -279,6 +304,7 @@ static bool ecc_read_sector(struct pcm_c *pc, sector_t lsector, u8 *p,
 		inject_flips(e, rng, inj);
 	if (rate->mant)
 		rber_flips(e, rate, rng);
+	stuck_cells(e, ws);	/* wear hook */
 	ret = pcm_ecc_decode_sector(&e->codec, e->data, e->parity, &failed);
 	switch (pcm_ecc_classify(ret, e->data, e->truth, PCM_ECC_SECTOR)) {
 	case PCM_ECC_CLEAN:
@@ -305,25 +331,31 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	struct bvec_iter it = io->iter, out;
 	u32 left = io->iter.bi_size >> SECTOR_SHIFT, i;
 	sector_t s = io->iter.bi_sector, lsector = io->lsector;
+	u64 rber = READ_ONCE(pc->live.val[PCM_RBER]);
+	struct pcm_wear_stuck ws;
 	struct pcm_err_rate rate;
 	struct pcm_rng rng;
 	struct ecc_span sp;
 	bool bad = false;
 	int r = 0;
 
-	pcm_err_rate_init(&rate, READ_ONCE(pc->live.val[PCM_RBER]));
+	pcm_err_rate_init(&rate, rber);
 	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], e->reads++);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
 			   pcm_layout_row_meta(&pc->layout, sp.slot),
 			   pc->layout.row_meta_sectors, e->meta);
+		if (pc->wear)	/* wear hook: the row's rate */
+			pcm_err_rate_init(&rate, pcm_wear_read_rber(pc, sp.slot, rber));
 		for (i = 0; i < sp.n && !r; i++) {
 			out = it;
 			bio_sector_copy(bio, &it, e->data, false);
+			pcm_wear_stuck_begin(pc, sp.slot, sp.first + i,
+					     sector_bits(&e->codec.geom), &ws);
 			if (!ecc_read_sector(pc, lsector + i,
 					     e->meta + (sp.first + i) * e->codec.geom.meta_bytes,
-					     &rate, &rng))
+					     &rate, &rng, &ws))
 				bad = true;
 			bio_sector_copy(bio, &out, e->data, true);
 		}

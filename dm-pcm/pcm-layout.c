@@ -7,8 +7,24 @@
 
 #include "pcm-layout.h"
 #include "pcm-sb.h"
+#include "pcm-wear.h"
 
 #define SB_ALIGN_SECTORS	(PCM_SB_BLOCK >> 9)
+
+/* One copy of the wear region of @phys_rows rows, in sectors. */
+u64 pcm_layout_wear_sectors(u64 phys_rows, u32 wear_group)
+{
+	return pcm_wear_blocks(pcm_wear_counters(phys_rows, wear_group)) *
+	       PCM_WEAR_BLOCK_SECTORS;
+}
+
+/* Both copies of the wear region and its alignment, 0 without wear. */
+static u64 wear_reserve(const struct pcm_layout *l, u64 rows)
+{
+	if (!l->wear_group)
+		return 0;
+	return 2 * pcm_layout_wear_sectors(rows, l->wear_group) + PCM_WEAR_BLOCK_SECTORS;
+}
 
 /*
  * Superblock copies are whole PCM_SB_BLOCKs so that any device with
@@ -16,13 +32,17 @@
  */
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 {
-	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX;
+	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX, wear;
+	u32 features = (l->row_meta ? PCM_SB_FEAT_ECC : 0) |
+		       (l->wear_group ? PCM_SB_FEAT_WEAR : 0);
 	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
 
 	/* whole blocks of the device that holds them, so no read-modify-write */
 	l->row_meta_sectors = DIV_ROUND_UP(l->row_meta, 512 * blk) * blk;
 	l->row_meta_start = 0;
-	l->sb_sectors = pcm_sb_size(l->domains, l->row_meta ? PCM_SB_FEAT_ECC : 0) >> 9;
+	l->wear_start = 0;
+	l->wear_sectors = 0;
+	l->sb_sectors = pcm_sb_size(l->domains, features) >> 9;
 	l->row_shift = 0;
 	while ((512U << l->row_shift) < l->row_size)
 		l->row_shift++;
@@ -52,6 +72,24 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 		rows = min(div_u64(end - l->offset, l->row_size >> 9), meta_rows);
 	else
 		rows = div_u64(end - l->offset, (l->row_size >> 9) + l->row_meta_sectors);
+	/*
+	 * The wear region grows with the rows: reserve it for these rows,
+	 * then take the rows that still fit, which need no more.
+	 */
+	wear = wear_reserve(l, rows);
+	if (wear && l->meta_dev) {
+		u64 avail = l->meta_dev_sectors - 2 * l->sb_sectors;
+
+		if (avail < wear)
+			return PCM_LAYOUT_META_SMALL;
+		if (l->row_meta_sectors)
+			rows = min(rows, div_u64(avail - wear, l->row_meta_sectors));
+	} else if (wear) {
+		if (end - l->offset < wear)
+			return PCM_LAYOUT_TOO_SMALL;
+		rows = div_u64(end - l->offset - wear,
+			       (l->row_size >> 9) + l->row_meta_sectors);
+	}
 	/* every domain needs a logical row and its gap */
 	if (rows < 2ULL * l->domains)
 		return PCM_LAYOUT_TOO_SMALL;
@@ -90,6 +128,11 @@ void pcm_layout_place(struct pcm_layout *l, u64 phys_rows)
 		l->row_meta_start = 2 * l->sb_sectors;
 	else
 		l->row_meta_start = l->offset + (phys_rows << l->row_shift);
+	if (!l->wear_group)
+		return;
+	l->wear_start = l->row_meta_start + phys_rows * l->row_meta_sectors;
+	l->wear_start += -l->wear_start & (PCM_WEAR_BLOCK_SECTORS - 1);	/* 4 KiB */
+	l->wear_sectors = pcm_layout_wear_sectors(phys_rows, l->wear_group);
 }
 
 /* Logical rows a table of @length sectors covers (the last may be partial). */

@@ -17,6 +17,10 @@
  * Being indexed by physical row, parity stays with its row's data until
  * a gap move copies both.
  *
+ * With wear counters (wear_group rows per counter), the wear region
+ * (pcm-wear.h: two copies of wear_sectors each) follows the row metadata
+ * area, or the rows when there is none, at wear_start, 4 KiB aligned.
+ *
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
  */
@@ -37,6 +41,7 @@ struct pcm_layout {
 	u32 row_size;		/* bytes, a power of two >= 512 */
 	u32 domains;
 	u32 row_meta;		/* metadata bytes per row, 0: none (no ECC) */
+	u32 wear_group;		/* rows per wear counter, 0: no wear region */
 	/* outputs of pcm_layout_compute() */
 	u32 row_shift;		/* log2 of row_size in sectors */
 	u64 sb_sectors;		/* one superblock copy */
@@ -45,6 +50,8 @@ struct pcm_layout {
 	u64 max_length;		/* largest legal table length, sectors */
 	u32 row_meta_sectors;	/* a physical row's metadata, 0: none */
 	u64 row_meta_start;	/* pcm_layout_place(): physical row 0's */
+	u64 wear_start;		/* pcm_layout_place(): the wear region's copy 0 */
+	u64 wear_sectors;	/* pcm_layout_place(): one copy, whole blocks */
 };
 
 /* Reasons pcm_layout_compute() refuses; pcm_layout_error() names them. */
@@ -61,6 +68,7 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l);
 const char *pcm_layout_error(enum pcm_layout_err e);
 u64 pcm_layout_rows(u64 length, u32 row_size);
 void pcm_layout_place(struct pcm_layout *l, u64 phys_rows);
+u64 pcm_layout_wear_sectors(u64 phys_rows, u32 wear_group);
 
 /* First sector of the metadata of the physical row at backing sector @slot. */
 static inline u64 pcm_layout_row_meta(const struct pcm_layout *l, u64 slot)
