@@ -108,9 +108,10 @@ static u32 block_counters(const struct pcm_wear *w, u64 block)
 /*
  * Read both copies, block by block the valid one with the higher
  * sequence number; a block valid in neither is zero (never written) or
- * lost (damaged: said once).  Sets w->seq past anything on the device.
+ * lost (damaged: said once, unless @fresh: a format overwrites it).
+ * Sets w->seq past anything on the device.
  */
-static int wear_read(struct pcm_c *pc)
+static int wear_read(struct pcm_c *pc, bool fresh)
 {
 	struct pcm_wear *w = pc->wear;
 	u64 blocks = pcm_wear_blocks(w->nr), b, seq, seq0[PCM_WEAR_CHUNK];
@@ -151,7 +152,7 @@ static int wear_read(struct pcm_c *pc)
 		}
 	}
 	kfree(tmp);
-	if (!r && lost)
+	if (!r && lost && !fresh)
 		DMWARN("%s: wear region: torn or damaged blocks in copy %s: %s",
 		       pcm_wear_name(pc), lost == 3 ? "0 and 1" : lost == 1 ? "0" : "1",
 		       "the last period's counts of those blocks are lost");
@@ -222,7 +223,7 @@ int pcm_wear_load(struct pcm_c *pc, bool fresh)
 	if (!w || w->loaded)
 		return 0;
 	mutex_lock(&w->lock);
-	r = wear_read(pc);
+	r = wear_read(pc, fresh);
 	if (!r && fresh)
 		memset(w->ctr, 0, w->nr * sizeof(u32));
 	if (!r)
@@ -386,8 +387,8 @@ int pcm_wear_message(struct pcm_c *pc, unsigned int argc, char *result,
 	pcm_wear_life(&s, w->group, w->endurance, &life);
 	/* max / mean in hundredths; a device never written is level */
 	ratio = life.mean_milli ? div64_u64(life.max * 100000, life.mean_milli) : 100;
-	DMEMIT("rows_per_counter:%u counters:%llu endurance:%llu writes:%llu max:%llu mean:%llu.%03llu",
-	       w->group, w->nr, w->endurance, s.sum, life.max,
+	DMEMIT("rows_per_counter:%u counters:%llu endurance:%llu", w->group, w->nr, w->endurance);
+	DMEMIT(" writes:%llu max:%llu mean:%llu.%03llu", s.sum, life.max,
 	       div_u64(life.mean_milli, 1000), life.mean_milli % 1000);
 	DMEMIT(" max_mean:%llu.%02llu used:%u.%u%%", div_u64(ratio, 100), ratio % 100,
 	       life.used_permille / 10, life.used_permille % 10);
