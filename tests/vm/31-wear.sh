@@ -65,13 +65,26 @@ dmsetup remove w
 rm -f /tmp/wear.img /tmp/wear.persist
 
 # --- geometry: refused, naming the field ---
-mark=$(dmesg_mark wear-geo)
-expect_fail "wear:2 on a device formatted with wear:on" pcm_create w /dev/ram0 wear:2 gap_interval:0
-expect "names the field" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q 'wear is 1 on the device, 2 in the table'"
-expect_fail "wear:off on a device formatted with wear" pcm_create w /dev/ram0 gap_interval:0
-expect_fail "wear:on on a device formatted without" pcm_create w /dev/ram1 wear:on
-expect_fail "wear:3 refused" pcm_create w /dev/ram1 wear:3 format
-expect_fail "endurance:0 refused" pcm_create w /dev/ram1 wear:on endurance:0 format
+# one length for all (wear:on's, the shortest), so that only wear differs
+L=$(pcm_len /dev/ram0 wear:on)
+at() { dmsetup create w --table "0 $L pcm $1 0 $(($# - 1)) ${*:2}"; }
+refused() {	# refused DESC FIELD-TEXT TABLE...
+	local desc=$1 text=$2 mark
+	shift 2
+	mark=$(dmesg_mark)
+	expect_fail "$desc" at "$@"
+	dmsetup remove w 2>/dev/null
+	expect "$desc: the log says '$text'" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q '$text'"
+}
+refused "wear:2 on a device formatted with wear:on" "wear is 1 on the device, 2 in the table" \
+	/dev/ram0 wear:2 gap_interval:0
+refused "wear:off on a device formatted with wear" "features is 2 on the device, 0 in the table" \
+	/dev/ram0 gap_interval:0
+at /dev/ram1 gap_interval:0 format && dmsetup remove w
+refused "wear:on on a device formatted without" "features is 0 on the device, 2 in the table" \
+	/dev/ram1 wear:on
+refused "wear:3 refused" "wear:3: rows per counter must be a power of two" /dev/ram1 wear:3 format
+refused "endurance:0 refused" "endurance:0: out of range" /dev/ram1 wear:on endurance:0 format
 
 # --- wear:ROWS: a counter per group ---
 pcm_create w /dev/ram0 wear:4 gap_interval:0 format
@@ -81,30 +94,36 @@ expect_eq "wear:4: four rows in one counter, 1 write per row" \
 	"$(kv "$m" rows_per_counter) $(kv "$m" writes) $(kv "$m" max)" "4 4 1"
 dmsetup remove w
 
-# --- Qureshi's hot spot: 32 rows, endurance 1000, 2 hot rows ---
-hot_mb=$(scaled 128 32)	# 8192 writes at make check's size, 2 x 4096 a row
-hot() {
+# --- Qureshi's hot spot: 32 rows, 2 hot ---
+# Without start-gap (ecc:bch, endurance:1000) the 2 hot rows take 3200
+# writes each: x = 3.2, over 1000 stuck cells a row, and their reads fail
+# (a fixed count: the effect needs it; ~30 s under TCG at make check's
+# load).  With start-gap (gap_interval:4, randomize) the same spot takes
+# $hot_n writes, endurance $hot_n / 8: the mean row then sees about a
+# third of endurance and max/mean shows how level start-gap keeps it.
+hot_n=$(scaled 32768 8192)
+hot() {	# hot NAME WRITES
 	fio --name=hot --filename=/dev/mapper/$1 --rw=randwrite --bs=$RS --size=8k \
-		--io_size=${hot_mb}m --norandommap --direct=1 --ioengine=psync \
+		--io_size=$(($2 * RS)) --norandommap --direct=1 --ioengine=psync \
 		--randseed=1 --output=/dev/null
 }
 line() { echo "0 $((32 * RS / 512)) pcm $1 0 $(($# - 1)) ${*:2}"; }
 
-# hot_run NAME DEV WORDS...: create it, write the hot spot, note the wear reply
+# hot_run NAME DEV WRITES WORDS...: create it, write the hot spot, note the wear reply
 hot_run() {
-	local t0 name=$1 dev=$2
-	shift 2
+	local t0 name=$1 dev=$2 n=$3
+	shift 3
 	dmsetup create "$name" --table "$(line "$dev" "$@")" || return 1
 	t0=$(date +%s)
-	hot "$name"
+	hot "$name" "$n"
 	m=$(wear "$name")
-	note "$name ($*): $m ($(($(date +%s) - t0)) s)"
+	note "$name, $n writes ($*): $m ($(($(date +%s) - t0)) s)"
 }
 
-hot_run hot /dev/ram0 ecc:bch wear:on endurance:1000 gap_interval:0 seed:3 format
+hot_run hot /dev/ram0 6400 ecc:bch wear:on endurance:1000 gap_interval:0 seed:3 format
 ratio_off=$(kv "$m" max_mean)
-expect "start-gap off: the hot rows took all (max $(kv "$m" max) >= 4 x endurance)" \
-	test "$(kv "$m" max)" -ge 4000
+expect "start-gap off: the hot rows took all (max $(kv "$m" max) >= 3 x endurance)" \
+	test "$(kv "$m" max)" -ge 3000
 expect "max/mean $ratio_off: far from level" test "${ratio_off%.*}" -ge 10
 expect_fail "reads of the worn rows fail" \
 	dd if=/dev/mapper/hot of=/dev/null bs=$RS count=2 iflag=direct status=none
@@ -112,15 +131,14 @@ expect "uncorrectable sectors counted ($(field hot ecc_uncorrectable_sectors))" 
 	test "$(field hot ecc_uncorrectable_sectors)" -gt 0
 expect "a cold row still reads" \
 	dd if=/dev/mapper/hot of=/dev/null bs=$RS skip=20 count=1 iflag=direct status=none
+expect_eq "and nothing else failed" "$(field hot ecc_uncorrectable_sectors)" 16
 dmsetup remove hot
 
-hot_run lev /dev/ram1 ecc:bch wear:on endurance:1000 gap_interval:4 randomize:7 seed:3 format
+hot_run lev /dev/ram1 $hot_n wear:on endurance:$((hot_n / 8)) gap_interval:4 randomize:7 format
 ratio_on=$(kv "$m" max_mean)
-note "FIGURE: hot spot, 2 rows of 32, $((hot_mb * 256)) writes: max/mean $ratio_off with start-gap off, $ratio_on with start-gap (gap_interval:4) and randomize"
-expect "start-gap on: max/mean $ratio_on under 2" test "${ratio_on%.*}" -lt 2
-expect "no row past endurance (max $(kv "$m" max))" test "$(kv "$m" max)" -lt 1000
-expect "every row reads" dd if=/dev/mapper/lev of=/dev/null bs=$RS iflag=direct status=none
-expect_eq "none uncorrectable" "$(field lev ecc_uncorrectable_sectors)" 0
+note "FIGURE: hot spot, 2 rows of 32: max/mean $ratio_off with start-gap off (6400 writes), $ratio_on with start-gap (gap_interval:4) and randomize ($hot_n writes)"
+expect "start-gap on: max/mean $ratio_on under 1.5" test "$(kv "$m" max_mean | tr -d .)" -lt 150
+expect "no row past endurance (max $(kv "$m" max) < $((hot_n / 8)))" test "$(kv "$m" max)" -lt $((hot_n / 8))
 dmsetup remove lev
 
 finish
