@@ -61,7 +61,14 @@ int pcm_wear_init(struct pcm_c *pc)
 	w->endurance = pc->cfg.val[PCM_ENDURANCE];
 	mutex_init(&w->lock);
 	INIT_DELAYED_WORK(&w->work, wear_period);
-	w->ctr = kvcalloc(w->nr, sizeof(u32), GFP_KERNEL);
+	/* kvmalloc() refuses (and warns of) more than INT_MAX bytes */
+	if (w->nr > INT_MAX / sizeof(u32)) {
+		DMERR("wear:%llu: %llu counters need %llu MiB: use wear:%llu or more",
+		      group, w->nr, w->nr * sizeof(u32) >> 20,
+		      group * roundup_pow_of_two(div64_u64(w->nr, INT_MAX / sizeof(u32)) + 1));
+		return -ENOMEM;
+	}
+	w->ctr = kvcalloc(w->nr, sizeof(u32), GFP_KERNEL | __GFP_NOWARN);
 	w->buf = kvmalloc(PCM_WEAR_CHUNK * PCM_WEAR_BLOCK, GFP_KERNEL);
 	if (!w->ctr || !w->buf) {
 		DMERR("wear:%llu: cannot allocate %llu counters (%llu KiB)", group,
