@@ -302,6 +302,37 @@ static u32 sector_bits(const struct pcm_ecc_geom *g)
 	return 8 * PCM_ECC_SECTOR + g->codewords * g->m * g->t;
 }
 
+/*
+ * wear hook (dm-pcm-wear.c): a worn row's stuck-at cells read as their
+ * value; returns how many bits that changed.
+ */
+static u32 stuck_cells(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+		       struct pcm_wear_stuck *ws)
+{
+	const struct pcm_ecc_geom *g = &e->geom;
+	u32 pos, mt = g->m * g->t, b, n = 0;
+	u8 val, *byte;
+
+	while (pcm_wear_stuck_next(ws, &pos, &val)) {
+		if (pos < 8 * PCM_ECC_SECTOR) {
+			byte = &c->data[pos / 8];
+			b = pos % 8;
+		} else {
+			pos -= 8 * PCM_ECC_SECTOR;
+			b = pos % mt;
+			byte = &c->parity[pos / mt * g->parity_bytes + b / 8];
+			b %= 8;
+		}
+		if (((*byte >> b) & 1) != val) {
+			*byte ^= 1U << b;
+			n++;
+		}
+	}
+	if (n)
+		atomic64_add(n, &e->figs[PCM_ECC_RAW_BITS]);
+	return n;
+}
+
 /* Bits "inject" left for logical sector @sector; a one-shot is used up. */
 static u32 injected_bits(struct pcm_c *pc, sector_t sector)
 {
@@ -377,7 +408,8 @@ static u32 rber_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
  */
 static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
 			    struct bvec_iter *it, sector_t lsector, const u8 *p,
-			    const struct pcm_err_rate *rate, struct pcm_rng *rng)
+			    const struct pcm_err_rate *rate, struct pcm_rng *rng,
+			    struct pcm_wear_stuck *ws)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	const struct pcm_ecc_geom *g = &e->geom;
@@ -393,6 +425,7 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 		flips += inject_flips(e, c, rng, inj);
 	if (rate->mant)
 		flips += rber_flips(e, c, rate, rng);
+	flips += stuck_cells(e, c, ws);	/* wear hook */
 	ret = pcm_ecc_decode_sector(&c->codec, c->data, c->parity, &failed);
 	if (!ret && !flips)
 		return true;
@@ -426,7 +459,10 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 static void ecc_row_rate(struct pcm_c *pc, const struct ecc_span *sp,
 			 struct pcm_err_rate *rate)
 {
-	pcm_err_rate_init(rate, READ_ONCE(pc->live.val[PCM_RBER]));
+	u64 rber = READ_ONCE(pc->live.val[PCM_RBER]);
+
+	/* wear hook: a worn row's rate is raised along the wear curve */
+	pcm_err_rate_init(rate, pc->wear ? pcm_wear_read_rber(pc, sp->slot, rber) : rber);
 }
 
 /* Decode one row's part of a read, its parity in @meta. */
@@ -435,6 +471,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 			   struct pcm_rng *rng)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
+	struct pcm_wear_stuck ws;
 	struct pcm_err_rate rate;
 	struct pcm_ecc_ctx *c;
 	bool good = true;
@@ -443,10 +480,13 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	ecc_row_rate(pc, sp, &rate);
 	local_lock(&e->ctx->lock);
 	c = this_cpu_ptr(e->ctx);
-	for (i = 0; i < sp->n; i++)
+	for (i = 0; i < sp->n; i++) {
+		/* wear hook: the stuck cells of this sector of the row */
+		pcm_wear_stuck_begin(pc, sp->slot, sp->first + i, sector_bits(&e->geom), &ws);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,
-					&rate, rng);
+					&rate, rng, &ws);
+	}
 	local_unlock(&e->ctx->lock);
 	return good;
 }

@@ -222,9 +222,10 @@ static noinline void move_fell_due(struct pcm_c *pc, struct pcm_domain *dom)
 	pcm_move_due(pc);
 }
 
-/* A write programmed a row of @dom (map path, no lock held). */
-static inline void row_written(struct pcm_c *pc, struct pcm_domain *dom)
+/* A write programmed the row at @slot of @dom (map path, no lock held). */
+static inline void row_written(struct pcm_c *pc, struct pcm_domain *dom, u64 slot)
 {
+	pcm_wear_count(pc, slot);
 	if (unlikely(count_write(pc, dom)))
 		move_fell_due(pc, dom);
 }
@@ -253,6 +254,8 @@ static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 	spin_lock(&dom->lock);
 	if (!must_wait(dom, bio, l, false)) {
 		remap(pc, dom, bio, l, in_row);
+		if (programs_cells(bio))
+			pcm_wear_count(pc, bio->bi_iter.bi_sector);
 		if (programs_cells(bio) && count_write(pc, dom)) {
 			owe_move(pc, dom);
 			due = true;
@@ -314,7 +317,7 @@ static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 			break;
 		done += min(left - done, i ? rs : rs - in_row);
 		if (counts)
-			row_written(pc, dom);
+			row_written(pc, dom, slot);
 	}
 	if (done)
 		bio->bi_iter.bi_sector = base;
@@ -388,6 +391,8 @@ again:
 		bio_list_pop(&dom->parked);
 		pcm_enter(pc, io);
 		remap(pc, dom, bio, io->row, sector & ((1U << pc->layout.row_shift) - 1));
+		if (programs_cells(bio))
+			pcm_wear_count(pc, bio->bi_iter.bi_sector);
 		if (programs_cells(bio) && count_write(pc, dom)) {
 			owe_move(pc, dom);
 			due = true;
@@ -433,7 +438,7 @@ static inline u32 map_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row
 		return 0;
 	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
 	if (programs_cells(bio))
-		row_written(pc, dom);
+		row_written(pc, dom, bio->bi_iter.bi_sector);
 	return bio_sectors(bio);
 }
 
@@ -559,7 +564,7 @@ static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io 
 	this_cpu_inc(st->c[PCM_READS + write]);
 	this_cpu_add(st->c[PCM_READ_BYTES + write], (u64)n << SECTOR_SHIFT);
 	if (write)
-		row_written(pc, dom);
+		row_written(pc, dom, bio->bi_iter.bi_sector);
 	return DM_MAPIO_REMAPPED;
 }
 

@@ -61,6 +61,8 @@ static int move_slot(struct pcm_c *pc, struct pcm_domain *dom, u64 src, u64 dst)
 	if (!r)
 		r = pcm_io(pc, bdev, REQ_OP_WRITE | REQ_SYNC,
 			   pcm_layout_slot(&pc->layout, dom->id, dst), n, pc->row_buf);
+	if (!r)		/* the copy programs the gap's row: it wears */
+		pcm_wear_count(pc, pcm_layout_slot(&pc->layout, dom->id, dst));
 	if (!r && pc->ecc_on)
 		r = pcm_ecc_move(pc, pcm_layout_slot(&pc->layout, dom->id, src),
 				 pcm_layout_slot(&pc->layout, dom->id, dst));

@@ -53,6 +53,7 @@ static void pcm_dtr(struct dm_target *ti)
 {
 	struct pcm_c *pc = ti->private;
 
+	pcm_wear_exit(pc);
 	pcm_move_exit(pc);
 	pcm_wib_exit(pc);
 	pcm_ecc_dev_exit(pc);
@@ -181,6 +182,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
 	l->row_meta = pc->ecc_on ? pcm_ecc_row_meta(&pc->ecc_geom, l->row_size) : 0;
+	l->wear_group = pc->cfg.val[PCM_WEAR];
 	e = pcm_layout_compute(l);
 	if (e == PCM_LAYOUT_META_EMPTY || e == PCM_LAYOUT_META_BLOCK) {
 		DMERR("%s: %s", pc->meta_dev ? pc->meta_dev->name : pc->dev->name,
@@ -290,6 +292,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot allocate the write-intent bitmap";
 		return -ENOMEM;
 	}
+	if (pcm_wear_init(pc)) {
+		ti->error = "Cannot allocate wear counters";
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -309,6 +315,8 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
  *   read_ns: write_ns: zero_write_ns: cmd_ns: read_mbps: write_mbps:
  *   host_mbps: tags: completion:late|early write_cache:   its timing
  *   overhead_ns:<ns>     this host's completion cost, taken off holds
+ *   wear:off|on|<rows>   wear counters: per row, or per <rows> rows
+ *   endurance:<writes>   writes per row before its cells stick
  */
 static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -377,17 +385,27 @@ static void pcm_postsuspend(struct dm_target *ti)
 {
 	pcm_move_quiesce(ti->private);
 	pcm_wib_quiesce(ti->private);
+	pcm_wear_suspend(ti->private);	/* after the last move's copy */
 }
 
-/* The registers on the device are the truth: another table may have moved. */
+/*
+ * The registers on the device are the truth: another table may have
+ * moved.  The wear counters come from the device the first time (zeros
+ * if it was formatted just now).
+ */
 static int pcm_preresume(struct dm_target *ti)
 {
-	return pcm_meta_load(ti->private) ?: pcm_wib_load(ti->private);
+	struct pcm_c *pc = ti->private;
+	bool formatted = pc->formatted;
+
+	return pcm_meta_load(pc) ?: pcm_wib_load(pc) ?:
+	       pcm_wear_load(pc, !formatted && pc->formatted);
 }
 
 static void pcm_resume(struct dm_target *ti)
 {
 	pcm_move_resume(ti->private);
+	pcm_wear_resume(ti->private);
 }
 
 #define PCM_STATUS_LIST	16
@@ -455,6 +473,7 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	pcm_timing_status(pc, result, maxlen, &sz);
 	pcm_ecc_status(pc, result, maxlen, &sz);
 	pcm_wib_status(pc, result, maxlen, &sz);
+	pcm_wear_status(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -615,9 +634,10 @@ static int pcm_msg_persist(struct pcm_c *pc, unsigned int argc)
 	pc->copies_differ = true;	/* "write the superblock now": both copies */
 	r = pcm_meta_persist(pc, true);
 	mutex_unlock(&pc->meta_lock);
-	if (!r)
-		pcm_wib_clear_now(pc);
-	return r;
+	if (r)
+		return r;
+	pcm_wib_clear_now(pc);
+	return pcm_wear_persist(pc, true);
 }
 
 /* "registers": every domain's start/gap, in domain order. */
@@ -734,6 +754,8 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_inject(pc, argc, argv);
 	if (!strcasecmp(argv[0], "clear_injected"))
 		return pcm_msg_clear_injected(pc, argc);
+	if (!strcasecmp(argv[0], "wear"))
+		return pcm_wear_message(pc, argc, result, maxlen);
 
 	DMERR("unknown message: %.40s", argv[0]);
 	return -EINVAL;

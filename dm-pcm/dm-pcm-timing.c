@@ -160,6 +160,8 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		if (bio_op(bio) == REQ_OP_WRITE &&
 		    READ_ONCE(pc->live.val[PCM_ZERO_WRITE_NS]))
 			rq.zero = bio_is_zeros(bio);
+		if (rq.write)	/* wear hook: one counter read */
+			rq.prog_q16 = pcm_wear_prog_q16(pc, bio->bi_iter.bi_sector);
 	}
 	pcm_tm_submit(&t->tm, &rq, &res);
 	lat = res.done - rq.arrival;

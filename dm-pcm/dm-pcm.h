@@ -117,6 +117,33 @@ enum pcm_ecc_fig {
 struct pcm_ecc_dev;
 struct pcm_wib;
 
+/*
+ * Wear counters (dm-pcm-wear.c): @ctr[(slot - offset) >> @shift] counts
+ * the writes of a group of @group physical rows.  The map path reads and
+ * stores a counter and @dirty without a lock; the rest is @lock's.
+ */
+struct pcm_wear {
+	u32 *ctr;
+	u64 nr;				/* counters */
+	u32 group;			/* rows per counter, a power of two */
+	u32 shift;			/* backing sectors -> counter */
+	u64 endurance;
+	bool dirty;			/* counted since the last persist */
+	struct pcm_c *pc;
+	struct mutex lock;		/* below: loading and persisting */
+	bool loaded;
+	u64 seq;			/* the last write's; copy seq & 1 */
+	void *buf;			/* PCM_WEAR_CHUNK blocks */
+	struct delayed_work work;	/* the periodic persist */
+	u64 persists, errors;
+};
+
+/* A worn row's stuck-at cells in one of its sectors: pcm_wear_stuck_next() */
+struct pcm_wear_stuck {
+	u64 seed, row;
+	u32 i, n, nbits, first, sector_bits;
+};
+
 /* dm-pcm-timing.c: the timing model's state and what status shows of it */
 #define PCM_LATE_BUCKETS	64
 
@@ -237,6 +264,9 @@ struct pcm_c {
 	struct pcm_ecc_dev *ecc;
 	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
 
+	/* wear counters: dm-pcm-wear.c, NULL with wear:off */
+	struct pcm_wear *wear;
+
 	/* the timing model: dm-pcm-timing.c */
 	struct pcm_timing *timing;
 	bool timed;			/* the model is on: charge every bio */
@@ -255,8 +285,10 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 		.domains = pc->nr_domains,
 		.randomize_seed = pc->cfg.val[PCM_RANDOMIZE],
 		.randomize = pc->randomize,
-		.features = pc->ecc_on ? PCM_SB_FEAT_ECC | PCM_SB_FEAT_WIB : 0,
+		.features = (pc->ecc_on ? PCM_SB_FEAT_ECC | PCM_SB_FEAT_WIB : 0) |
+			    (pc->cfg.val[PCM_WEAR] ? PCM_SB_FEAT_WEAR : 0),
 		.ecc = pc->ecc_on ? pcm_ecc_geom_pack(&pc->ecc_geom) : 0,
+		.wear = pc->cfg.val[PCM_WEAR],
 	};
 }
 
@@ -307,6 +339,44 @@ int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
 int pcm_wib_inject_clear(struct pcm_c *pc);
 void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
+
+/* dm-pcm-wear.c */
+int pcm_wear_init(struct pcm_c *pc);
+void pcm_wear_exit(struct pcm_c *pc);
+int pcm_wear_load(struct pcm_c *pc, bool fresh);
+int pcm_wear_persist(struct pcm_c *pc, bool force);
+void pcm_wear_resume(struct pcm_c *pc);
+void pcm_wear_suspend(struct pcm_c *pc);
+u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot);
+u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber);
+u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot);
+void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 k, u32 sector_bits,
+			  struct pcm_wear_stuck *it);
+bool pcm_wear_stuck_next(struct pcm_wear_stuck *it, u32 *pos, u8 *val);
+void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
+		     unsigned int *szp);
+int pcm_wear_message(struct pcm_c *pc, unsigned int argc, char *result,
+		     unsigned int maxlen);
+
+/*
+ * The map path: the row at backing sector @slot was written (a row piece
+ * of a write or write-zeroes, or a gap move's destination).  A racy
+ * increment, not an atomic: dm-pcm-wear.c says why.
+ */
+static inline void pcm_wear_count(struct pcm_c *pc, sector_t slot)
+{
+	struct pcm_wear *w = pc->wear;
+	u32 *c, v;
+
+	if (likely(!w))
+		return;
+	c = &w->ctr[(slot - pc->layout.offset) >> w->shift];
+	v = READ_ONCE(*c);
+	if (likely(v != U32_MAX))
+		WRITE_ONCE(*c, v + 1);
+	if (unlikely(!READ_ONCE(w->dirty)))
+		WRITE_ONCE(w->dirty, true);
+}
 
 /* dm-pcm-timing.c */
 int pcm_timing_init(struct pcm_c *pc);

@@ -53,6 +53,8 @@ u64 pcm_err_skip(const struct pcm_err_rate *rate, struct pcm_rng *rng, u64 limit
  */
 #define PCM_Q16			65536U
 #define PCM_WEAR_X_MAX		(16 * PCM_Q16)	/* x saturates at 16 endurances */
+#define PCM_WEAR_MAX_GROUP	65536		/* wear:ROWS, rows per counter */
+#define PCM_WEAR_MAX_ENDURANCE	1000000000000ULL	/* endurance:N, 10^12 */
 
 struct pcm_wear_point {
 	u32 x;		/* writes / endurance, Q16 */

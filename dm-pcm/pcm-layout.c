@@ -7,8 +7,32 @@
 
 #include "pcm-layout.h"
 #include "pcm-sb.h"
+#include "pcm-wear.h"
 
 #define SB_ALIGN_SECTORS	(PCM_SB_BLOCK >> 9)
+
+/* One copy of the wear region of @phys_rows rows, in sectors. */
+u64 pcm_layout_wear_sectors(u64 phys_rows, u32 wear_group)
+{
+	return pcm_wear_blocks(pcm_wear_counters(phys_rows, wear_group)) *
+	       PCM_WEAR_BLOCK_SECTORS;
+}
+
+/* Both copies of the wear region and its alignment, 0 without wear. */
+static u64 wear_reserve(const struct pcm_layout *l, u64 rows)
+{
+	if (!l->wear_group)
+		return 0;
+	return 2 * pcm_layout_wear_sectors(rows, l->wear_group) + PCM_WEAR_BLOCK_SECTORS;
+}
+
+/* The WIB region of @rows physical rows, with ECC only: inject table, bitmap. */
+static u64 wib_reserve(const struct pcm_layout *l, u64 rows)
+{
+	if (!l->row_meta_sectors)
+		return 0;
+	return l->inj_sectors + pcm_layout_wib_sectors(l, rows);
+}
 
 /*
  * Superblock copies are whole PCM_SB_BLOCKs so that any device with
@@ -16,7 +40,9 @@
  */
 enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 {
-	u64 end = l->dev_sectors, rows, meta_rows = U64_MAX, wib = 0;
+	u64 end = l->dev_sectors, rows, extra;
+	u32 features = (l->row_meta ? PCM_SB_FEAT_ECC : 0) |
+		       (l->wear_group ? PCM_SB_FEAT_WEAR : 0);
 	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
 
 	/* whole blocks of the device that holds them, so no read-modify-write */
@@ -25,7 +51,9 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 	l->inj_sectors = l->row_meta ? DIV_ROUND_UP(PCM_INJ_SECTORS, blk) * blk : 0;
 	l->wib_start = 0;
 	l->wib_sectors = 0;
-	l->sb_sectors = pcm_sb_size(l->domains, l->row_meta ? PCM_SB_FEAT_ECC : 0) >> 9;
+	l->wear_start = 0;
+	l->wear_sectors = 0;
+	l->sb_sectors = pcm_sb_size(l->domains, features) >> 9;
 	l->row_shift = 0;
 	while ((512U << l->row_shift) < l->row_size)
 		l->row_shift++;
@@ -39,16 +67,6 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 		if (l->meta_dev_sectors < 2 * l->sb_sectors)
 			return PCM_LAYOUT_META_SMALL;
 		l->meta_start = 0;
-		if (l->row_meta_sectors) {
-			/* the WIB region of the most rows there could be is room enough */
-			meta_rows = div_u64(l->meta_dev_sectors - 2 * l->sb_sectors,
-					    l->row_meta_sectors);
-			wib = l->inj_sectors + pcm_layout_wib_sectors(l, meta_rows);
-			if (l->meta_dev_sectors < 2 * l->sb_sectors + wib)
-				return PCM_LAYOUT_META_SMALL;
-			meta_rows = div_u64(l->meta_dev_sectors - 2 * l->sb_sectors - wib,
-					    l->row_meta_sectors);
-		}
 	} else {
 		end -= end % SB_ALIGN_SECTORS;
 		if (end < 2 * l->sb_sectors)
@@ -58,15 +76,30 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 	}
 	if (l->offset >= end)
 		return PCM_LAYOUT_OFFSET;
+	/*
+	 * What follows the parity area (the WIB region, then the wear
+	 * region) grows with the rows: reserve it for the rows there would
+	 * be without it, then take the rows that still fit, which need no
+	 * more.
+	 */
 	if (l->meta_dev) {
-		rows = min(div_u64(end - l->offset, l->row_size >> 9), meta_rows);
+		u64 avail = l->meta_dev_sectors - 2 * l->sb_sectors;
+
+		rows = div_u64(end - l->offset, l->row_size >> 9);
+		if (l->row_meta_sectors)
+			rows = min(rows, div_u64(avail, l->row_meta_sectors));
+		extra = wib_reserve(l, rows) + wear_reserve(l, rows);
+		if (avail < extra)
+			return PCM_LAYOUT_META_SMALL;
+		if (l->row_meta_sectors)
+			rows = min(rows, div_u64(avail - extra, l->row_meta_sectors));
 	} else {
 		rows = div_u64(end - l->offset, (l->row_size >> 9) + l->row_meta_sectors);
-		if (l->row_meta_sectors) {
-			wib = l->inj_sectors + pcm_layout_wib_sectors(l, rows);
-			if (l->offset + wib >= end)
+		extra = wib_reserve(l, rows) + wear_reserve(l, rows);
+		if (extra) {
+			if (end - l->offset <= extra)
 				return PCM_LAYOUT_TOO_SMALL;
-			rows = div_u64(end - l->offset - wib,
+			rows = div_u64(end - l->offset - extra,
 				       (l->row_size >> 9) + l->row_meta_sectors);
 		}
 	}
@@ -100,19 +133,28 @@ const char *pcm_layout_error(enum pcm_layout_err e)
 /*
  * Where the row metadata goes once the table's @phys_rows (logical rows
  * plus a gap per domain) are known: after them on the data device, or
- * after the superblock copies on a meta_device.
+ * after the superblock copies on a meta_device; then, with ECC, the WIB
+ * region, and with wear counters the wear region, 4 KiB aligned.
  */
 void pcm_layout_place(struct pcm_layout *l, u64 phys_rows)
 {
+	u64 next;
+
 	if (l->meta_dev)
 		l->row_meta_start = 2 * l->sb_sectors;
 	else
 		l->row_meta_start = l->offset + (phys_rows << l->row_shift);
-	if (!l->row_meta_sectors)
+	next = l->row_meta_start + phys_rows * l->row_meta_sectors;
+	if (l->row_meta_sectors) {
+		/* the WIB region: right after the parity area */
+		l->wib_start = next;
+		l->wib_sectors = pcm_layout_wib_sectors(l, phys_rows);
+		next += l->inj_sectors + l->wib_sectors;
+	}
+	if (!l->wear_group)
 		return;
-	/* the WIB region: right after the parity area */
-	l->wib_start = l->row_meta_start + phys_rows * l->row_meta_sectors;
-	l->wib_sectors = pcm_layout_wib_sectors(l, phys_rows);
+	l->wear_start = next + (-next & (PCM_WEAR_BLOCK_SECTORS - 1));	/* 4 KiB */
+	l->wear_sectors = pcm_layout_wear_sectors(phys_rows, l->wear_group);
 }
 
 /* Bits of the write-intent bitmap of @phys_rows physical rows. */

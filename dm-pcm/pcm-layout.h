@@ -22,6 +22,11 @@
  * bitmap, one bit per PCM_WIB_ROWS physical rows (dm-pcm-wib.c), each
  * rounded up to whole blocks of the metadata device.
  *
+ * With wear counters (wear_group rows per counter), the wear region
+ * (pcm-wear.h: two copies of wear_sectors each) follows, 4 KiB aligned at
+ * wear_start: after the WIB region, or the row metadata area, or the rows
+ * when there is neither.
+ *
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
  */
@@ -42,6 +47,7 @@ struct pcm_layout {
 	u32 row_size;		/* bytes, a power of two >= 512 */
 	u32 domains;
 	u32 row_meta;		/* metadata bytes per row, 0: none (no ECC) */
+	u32 wear_group;		/* rows per wear counter, 0: no wear region */
 	/* outputs of pcm_layout_compute() */
 	u32 row_shift;		/* log2 of row_size in sectors */
 	u64 sb_sectors;		/* one superblock copy */
@@ -54,6 +60,8 @@ struct pcm_layout {
 	u32 inj_sectors;	/* the sticky-inject table, 0: none */
 	u64 wib_start;		/* pcm_layout_place(): the inject table's first */
 	u64 wib_sectors;	/* pcm_layout_place(): the bitmap, after the table */
+	u64 wear_start;		/* pcm_layout_place(): the wear region's copy 0 */
+	u64 wear_sectors;	/* pcm_layout_place(): one copy, whole blocks */
 };
 
 /* Write-intent bitmap: one bit per 2^PCM_WIB_ROW_SHIFT physical rows. */
@@ -78,6 +86,7 @@ u64 pcm_layout_rows(u64 length, u32 row_size);
 u64 pcm_layout_wib_bits(u64 phys_rows);
 u64 pcm_layout_wib_sectors(const struct pcm_layout *l, u64 phys_rows);
 void pcm_layout_place(struct pcm_layout *l, u64 phys_rows);
+u64 pcm_layout_wear_sectors(u64 phys_rows, u32 wear_group);
 
 /* First sector of the metadata of the physical row at backing sector @slot. */
 static inline u64 pcm_layout_row_meta(const struct pcm_layout *l, u64 slot)

@@ -175,6 +175,15 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "rber", .unit = "probability", .kind = PCM_KIND_RBER,
 		.def = 0, .min = 0, .max = PCM_RBER_MAX, .runtime = true,
 	},
+	[PCM_WEAR] = {
+		.name = "wear", .unit = "off|on|rows", .kind = PCM_KIND_WEAR,
+		.def = 0, .min = 0, .max = PCM_WEAR_MAX_GROUP,	/* 0: off */
+	},
+	/* the default is Qureshi's PCM (start-gap, MICRO'09): 10^8 writes */
+	[PCM_ENDURANCE] = {
+		.name = "endurance", .unit = "writes", .kind = PCM_KIND_U64,
+		.def = 100000000, .min = 1, .max = PCM_WEAR_MAX_ENDURANCE,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {
@@ -202,6 +211,7 @@ static const struct pcm_preset_value preset_onyx[] = {
 	{ PCM_ECC_CODEWORDS, 64 },	/* one per 8-byte word ... */
 	{ PCM_ECC_T, 2 },		/* ... with 16 bits of parity */
 	{ PCM_META_BYTES, 128 },
+	{ PCM_ENDURANCE, 1000000 },	/* section 2.2: 10^6 writes */
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -221,6 +231,7 @@ static const struct pcm_preset_value preset_pss[] = {
 	{ PCM_ECC_CODEWORDS, 6 },	/* 512 B = 8 x 64 plus 64 B of metadata */
 	{ PCM_ECC_T, 4 },
 	{ PCM_META_BYTES, 64 },
+	{ PCM_ENDURANCE, 1000000 },	/* "reprogrammed at least 10^6 times" */
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -254,6 +265,7 @@ static const struct pcm_preset_value preset_reram[] = {
 	{ PCM_ECC_CODEWORDS, 2 },	/* a codeword per 256-byte LBA */
 	{ PCM_ECC_T, 16 },
 	{ PCM_META_BYTES, 64 },
+	{ PCM_ENDURANCE, 100000 },	/* the model's cells: 10^5 writes */
 	{ PCM_NR_PARAMS, 0 },
 };
 
@@ -403,6 +415,28 @@ static int parse_rber(const struct pcm_param_desc *p, const char *str,
 	return 0;
 }
 
+/* wear:off, wear:on (a counter per row) or wear:ROWS, a power of two */
+static int parse_wear(const struct pcm_param_desc *p, const char *str,
+		      u64 *val, struct pcm_err *err)
+{
+	u64 v;
+
+	if (!strcmp(str, "off") || !strcmp(str, "on")) {
+		*val = str[1] == 'n';
+		return 0;
+	}
+	if (pcm_parse_u64(str, &v))
+		return pcm_fail(err, "Invalid parameter value",
+				"%s:%.32s: not off, on or rows per counter (a power of two in 1..%llu)",
+				p->name, str, p->max);
+	if (!v || v > p->max || !is_power_of_2(v))
+		return pcm_fail(err, "Parameter out of range",
+				"%s:%llu: rows per counter must be a power of two in 1..%llu",
+				p->name, v, p->max);
+	*val = v;
+	return 0;
+}
+
 int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 			  struct pcm_err *err)
 {
@@ -416,6 +450,8 @@ int pcm_param_parse_value(enum pcm_param id, const char *str, u64 *val,
 				"%s takes no numeric value", p->name);
 	if (p->kind == PCM_KIND_RBER)
 		return parse_rber(p, str, val, err);
+	if (p->kind == PCM_KIND_WEAR)
+		return parse_wear(p, str, val, err);
 	if (pcm_parse_u64(str, &v))
 		return pcm_fail(err, "Invalid parameter value",
 				"%s:%.32s: not a decimal number in %llu..%llu",
@@ -589,6 +625,11 @@ static size_t emit_param(const struct pcm_config *cfg, unsigned int id,
 
 		return n + pcm_rber_format(buf + n, len - n, v);
 	}
+	case PCM_KIND_WEAR:
+		if (v <= 1)
+			return scnprintf(buf, len, "%c%s%c%s", pre, p->name, sep,
+					 v ? "on" : "off");
+		return scnprintf(buf, len, "%c%s%c%llu", pre, p->name, sep, v);
 	default:
 		return scnprintf(buf, len, "%c%s%c%llu", pre, p->name, sep, v);
 	}
@@ -630,6 +671,7 @@ static const char *const kind_names[] = {
 	[PCM_KIND_FLAG] = "flag",
 	[PCM_KIND_PATH] = "path",
 	[PCM_KIND_RBER] = "rber",
+	[PCM_KIND_WEAR] = "wear",
 };
 
 /* Parameter @id's default under preset @preset. */
@@ -649,6 +691,8 @@ static size_t emit_value(const struct pcm_param_desc *p, u64 v, char *buf, size_
 		return scnprintf(buf, len, "%s", p->choices[v]);
 	if (p->kind == PCM_KIND_RBER)
 		return pcm_rber_format(buf, len, v);
+	if (p->kind == PCM_KIND_WEAR && v <= 1)
+		return scnprintf(buf, len, "%s", v ? "on" : "off");
 	return scnprintf(buf, len, "%llu", v);
 }
 
@@ -677,6 +721,9 @@ size_t pcm_params_emit(char *buf, size_t len)
 			for (k = 0; p->choices[k]; k++)
 				sz += scnprintf(buf + sz, len - sz, "%s%s", k ? "|" : "",
 						p->choices[k]);
+		} else if (p->kind == PCM_KIND_WEAR) {
+			sz += scnprintf(buf + sz, len - sz, " values:off|on min:1 max:%llu",
+					p->max);
 		} else if (p->kind == PCM_KIND_U64 || p->kind == PCM_KIND_POW2) {
 			sz += scnprintf(buf + sz, len - sz, " min:%llu max:%llu", p->min, p->max);
 		} else if (p->kind == PCM_KIND_RBER) {

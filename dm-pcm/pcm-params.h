@@ -53,6 +53,8 @@ enum pcm_param {
 	PCM_ECC_T,
 	PCM_META_BYTES,
 	PCM_RBER,		/* raw bit error rate (pcm-errmodel.h), 1e-18 units */
+	PCM_WEAR,		/* wear counters (dm-pcm-wear.c): rows per counter, 0 off */
+	PCM_ENDURANCE,		/* writes per row before cells stick */
 	PCM_NR_PARAMS
 };
 
@@ -75,6 +77,7 @@ enum pcm_param_kind {
 	PCM_KIND_FLAG,		/* bare word; value 1 when present */
 	PCM_KIND_PATH,		/* a device path, kept in pcm_config.path */
 	PCM_KIND_RBER,		/* a probability as decimal text, kept in 1e-18 units */
+	PCM_KIND_WEAR,		/* off (0), on (1) or a power of two in [min, max] */
 };
 
 #define PCM_PATH_MAX	128	/* longest path a PCM_KIND_PATH value takes */

@@ -32,6 +32,7 @@ struct pcm_sb_disk {
 	__le64 data_offset;
 	struct pcm_sb_disk_domain dom[];
 	/* then, with PCM_SB_FEAT_ECC: __le64 ecc, the ECC geometry */
+	/* then, with PCM_SB_FEAT_WEAR: __le64 wear, rows per wear counter */
 } __packed;
 
 /* Bytes the fields take: the header, the domains, the feature words. */
@@ -39,7 +40,8 @@ static size_t pcm_sb_used(u32 domains, u32 features)
 {
 	return sizeof(struct pcm_sb_disk) +
 	       (size_t)domains * sizeof(struct pcm_sb_disk_domain) +
-	       (features & PCM_SB_FEAT_ECC ? sizeof(__le64) : 0);
+	       (features & PCM_SB_FEAT_ECC ? sizeof(__le64) : 0) +
+	       (features & PCM_SB_FEAT_WEAR ? sizeof(__le64) : 0);
 }
 
 size_t pcm_sb_size(u32 domains, u32 features)
@@ -74,7 +76,8 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 {
 	struct pcm_sb_disk *d = buf;
 	size_t size = pcm_sb_size(sb->geo.domains, sb->geo.features);
-	__le64 ecc = cpu_to_le64(sb->geo.ecc);
+	__le64 ecc = cpu_to_le64(sb->geo.ecc), wear = cpu_to_le64(sb->geo.wear);
+	u8 *extra;
 	u32 i;
 
 	memset(buf, 0, len);
@@ -93,8 +96,13 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 		d->dom[i].start = cpu_to_le64(sb->dom[i].start);
 		d->dom[i].gap = cpu_to_le64(sb->dom[i].gap);
 	}
-	if (sb->geo.features & PCM_SB_FEAT_ECC)
-		memcpy(&d->dom[sb->geo.domains], &ecc, sizeof(ecc));
+	extra = (u8 *)&d->dom[sb->geo.domains];
+	if (sb->geo.features & PCM_SB_FEAT_ECC) {
+		memcpy(extra, &ecc, sizeof(ecc));
+		extra += sizeof(ecc);
+	}
+	if (sb->geo.features & PCM_SB_FEAT_WEAR)
+		memcpy(extra, &wear, sizeof(wear));
 	d->csum = cpu_to_le32(pcm_sb_csum(buf, pcm_sb_used(sb->geo.domains,
 							   sb->geo.features), size));
 }
@@ -118,6 +126,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 {
 	const struct pcm_sb_disk *d = buf;
 	struct pcm_sb_geometry g = {};
+	const u8 *extra;
 	u32 i, size, version;
 	u64 n;
 
@@ -143,12 +152,22 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 	g.randomize_seed = le64_to_cpu(d->randomize_seed);
 	g.randomize = le32_to_cpu(d->randomize);
 	g.data_offset = le64_to_cpu(d->data_offset);
+	extra = (const u8 *)&d->dom[g.domains];
 	if (g.features & PCM_SB_FEAT_ECC) {
 		__le64 ecc;
 
-		memcpy(&ecc, &d->dom[g.domains], sizeof(ecc));
+		memcpy(&ecc, extra, sizeof(ecc));
+		extra += sizeof(ecc);
 		g.ecc = le64_to_cpu(ecc);
 		if (!g.ecc)
+			return PCM_SB_CORRUPT;
+	}
+	if (g.features & PCM_SB_FEAT_WEAR) {
+		__le64 wear;
+
+		memcpy(&wear, extra, sizeof(wear));
+		g.wear = le64_to_cpu(wear);
+		if (!g.wear || g.wear > PCM_SB_MAX_WEAR_GROUP || !is_power_of_2(g.wear))
 			return PCM_SB_CORRUPT;
 	}
 	if (!geometry_sane(&g, max_domains))
@@ -196,6 +215,7 @@ const char *pcm_sb_geometry_diff(const struct pcm_sb_geometry *disk,
 		{ "logical_rows", disk->logical_rows, table->logical_rows },
 		{ "features", disk->features, table->features },
 		{ "ecc", disk->ecc, table->ecc },
+		{ "wear", disk->wear, table->wear },
 	};
 	unsigned int i;
 

@@ -24,11 +24,12 @@
  */
 #define PCM_SB_VERSION		2
 #define PCM_SB_FEAT_ECC		1U	/* per-row parity; geometry ecc word */
-/* bit 1 (2U): reserved for the wear counters */
+#define PCM_SB_FEAT_WEAR	2U	/* wear counters; geometry wear word */
 #define PCM_SB_FEAT_WIB		4U	/* WIB region: write-intent bitmap, sticky injects */
-#define PCM_SB_FEATURES_KNOWN	(PCM_SB_FEAT_ECC | PCM_SB_FEAT_WIB)
+#define PCM_SB_FEATURES_KNOWN	(PCM_SB_FEAT_ECC | PCM_SB_FEAT_WEAR | PCM_SB_FEAT_WIB)
 #define PCM_SB_BLOCK		4096		/* unit of the on-disk size */
 #define PCM_SB_MAX_DOMAINS	65536
+#define PCM_SB_MAX_WEAR_GROUP	65536	/* rows per wear counter */
 
 /* What the table line fixes and the device must agree with. */
 struct pcm_sb_geometry {
@@ -40,6 +41,7 @@ struct pcm_sb_geometry {
 	u32 randomize;		/* 0: off, 1: Feistel with randomize_seed */
 	u32 features;		/* PCM_SB_FEATURES_KNOWN bits */
 	u64 ecc;		/* PCM_SB_FEAT_ECC: pcm_ecc_geom_pack(), else 0 */
+	u64 wear;		/* PCM_SB_FEAT_WEAR: rows per counter, else 0 */
 };
 
 struct pcm_sb {

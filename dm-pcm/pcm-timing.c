@@ -333,7 +333,8 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
  * controller; returns when the program ends.
  */
 static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
-		     u64 reserve, u64 t, u64 row, u64 bytes, bool zero, u64 *in_ctrl)
+		     u64 reserve, u64 t, u64 row, u64 bytes, bool zero, u32 prog_q16,
+		     u64 *in_ctrl)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
@@ -342,6 +343,9 @@ static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
 	u64 done;
 
+	/* a worn row programs slower (pcm_wear_lat_curve) */
+	if (prog_q16)
+		prog = mul_u64_u32_shr(prog, prog_q16, 16);
 	spin_lock(&ch->lock);
 	t = pool_take(slots, p->ctrl_slots, t);
 	*in_ctrl = pass(&ch->bus_busy, reserve, t,
@@ -407,7 +411,8 @@ static u64 submit_write(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 		/* a row leaves the front end's buffer once it completes */
 		u64 ready = pool_take(tm->xfer_free, tm->nr_xfer, t);
 
-		end = write_row(tm, p, t, ready, rq->row + i, piece(rq, i), rq->zero, &c);
+		end = write_row(tm, p, t, ready, rq->row + i, piece(rq, i), rq->zero,
+				rq->prog_q16, &c);
 		pool_put(tm->xfer_free, tm->nr_xfer,
 			 p->early && !p->write_cache ? c : end);
 		in_ctrl = max(in_ctrl, c);
@@ -468,6 +473,6 @@ u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
 	read_params(tm, &p);
 	idle = now + p.read_ns + pcm_tm_xfer_ns(bytes, p.read_mbps);
 	read = read_row(tm, &p, now, src, bytes);
-	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, &in_ctrl);
+	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, 0, &in_ctrl);
 	return max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + p.write_ns);
 }

@@ -142,6 +142,7 @@ struct pcm_tm_req {
 	u32 offset;
 	u32 row_bytes;
 	u64 bytes;
+	u32 prog_q16;			/* write: program time x this / 2^16 (wear), 0: x1 */
 };
 
 struct pcm_tm_result {

@@ -23,6 +23,7 @@ enum {
 	LIBPCM_RANDOMIZE,	/* the seed, 0 = off */
 	LIBPCM_META_GIVEN,	/* 1 when meta_device was given */
 	LIBPCM_ROW_META,	/* metadata bytes per row, 0 without ECC */
+	LIBPCM_WEAR,		/* rows per wear counter, 0 = wear:off */
 	LIBPCM_NR_PARSE_OUT
 };
 
@@ -67,6 +68,7 @@ int libpcm_parse(int argc, char **argv, u64 *out, char *text, size_t len)
 	out[LIBPCM_DOMAINS] = cfg.val[PCM_DOMAINS];
 	out[LIBPCM_RANDOMIZE] = cfg.val[PCM_RANDOMIZE];
 	out[LIBPCM_META_GIVEN] = !!(cfg.given & BIT_ULL(PCM_META_DEVICE));
+	out[LIBPCM_WEAR] = cfg.val[PCM_WEAR];
 	out[LIBPCM_ROW_META] = cfg.val[PCM_ECC] == PCM_ECC_NONE ? 0 :
 			       cfg.val[PCM_ROW_SIZE] / 512 * cfg.val[PCM_META_BYTES];
 	/* every word comes with a leading blank: drop the first */
@@ -87,11 +89,12 @@ int libpcm_params(char *text, size_t len)
  * The largest legal table length for a data device of @dev_sectors used
  * from @offset, with metadata at its end or (@meta_given) on a meta_device
  * of @meta_dev_sectors, and @row_meta bytes of ECC metadata per row (0:
- * none).  Returns 0 with LIBPCM_NR_LENGTH_OUT values
+ * none) and a wear counter per @wear_group rows (0: none).  Returns 0 with LIBPCM_NR_LENGTH_OUT values
  * in @out, or -EINVAL with the reason in @err.
  */
 int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sectors,
-		  u32 row_size, u32 domains, u32 row_meta, u64 *out, char *err, size_t len)
+		  u32 row_size, u32 domains, u32 row_meta, u32 wear_group, u64 *out, char *err,
+		  size_t len)
 {
 	struct pcm_layout l = {
 		.dev_sectors = dev_sectors,
@@ -101,6 +104,7 @@ int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sect
 		.row_size = row_size,
 		.domains = domains,
 		.row_meta = row_meta,
+		.wear_group = wear_group,
 	};
 	enum pcm_layout_err e;
 

@@ -7,6 +7,7 @@
 #include "../../dm-pcm/pcm-layout.h"
 #include "../../dm-pcm/pcm-sb.h"
 #include "../../dm-pcm/pcm-startgap.h"
+#include "../../dm-pcm/pcm-wear.h"
 #include "tap.h"
 
 /* Rows R + K and the superblocks fit, and one more row would not. */
@@ -127,6 +128,98 @@ static void test_row_meta(void)
 	      "the WIB region fits on the meta_device");
 }
 
+/* The wear region: after the parity area, 4 KiB aligned, two copies, all fit. */
+static void test_wear_region(void)
+{
+	static const u32 groups[] = { 1, 2, 1024 };
+	static const u32 metas[] = { 0, 64, 512 };
+	unsigned int g, m;
+
+	for (g = 0; g < 3; g++) {
+		for (m = 0; m < 3; m++) {
+			struct pcm_layout l = { .dev_sectors = 2 * 1024 * 1024 + 77, .row_size = 4096,
+						.domains = 3, .row_meta = metas[m],
+						.wear_group = groups[g] };
+			u64 phys, rows0, end;
+
+			l.wear_group = 0;
+			check(pcm_layout_compute(&l) == PCM_LAYOUT_OK, "without wear");
+			rows0 = l.max_rows;
+			l.wear_group = groups[g];
+			check(pcm_layout_compute(&l) == PCM_LAYOUT_OK, "with wear:%u", groups[g]);
+			/* both copies and the alignment, in rows, no more */
+			check(l.max_rows < rows0 &&
+			      rows0 - l.max_rows <= (2 * 8 * pcm_wear_blocks(pcm_wear_counters(
+					rows0 + 3, groups[g])) + 8) / (8 + l.row_meta_sectors) + 1,
+			      "wear:%u costs %llu of %llu rows", groups[g],
+			      (unsigned long long)(rows0 - l.max_rows), (unsigned long long)rows0);
+			phys = l.max_rows + l.domains;
+			pcm_layout_place(&l, phys);
+			end = l.wear_start + 2 * l.wear_sectors;
+			check(l.wear_start % 8 == 0 &&
+			      l.wear_start >= l.row_meta_start + phys * l.row_meta_sectors &&
+			      end <= l.meta_start, "wear:%u meta %u: region %llu..%llu before %llu",
+			      groups[g], metas[m], (unsigned long long)l.wear_start,
+			      (unsigned long long)end, (unsigned long long)l.meta_start);
+			check(l.wear_sectors / 8 * PCM_WEAR_PER_BLOCK >=
+			      pcm_wear_counters(phys, groups[g]) &&
+			      l.wear_sectors / 8 == pcm_wear_blocks(pcm_wear_counters(phys, groups[g])),
+			      "a copy holds every counter");
+		}
+	}
+	{
+		struct pcm_layout l = { .dev_sectors = 1 << 20, .meta_dev = true,
+					.meta_dev_sectors = 16 + 8, .row_size = 4096,
+					.domains = 1, .wear_group = 1 };
+
+		check(pcm_layout_compute(&l) == PCM_LAYOUT_META_SMALL,
+		      "a meta_device without room for the wear region is refused");
+		/* 2^17 rows: 129 blocks a copy, two copies and the alignment */
+		l.meta_dev_sectors = 16 + 2 * 8 * 129 + 8 - 1;
+		check(pcm_layout_compute(&l) == PCM_LAYOUT_META_SMALL, "a sector short");
+		l.meta_dev_sectors++;
+		check(pcm_layout_compute(&l) == PCM_LAYOUT_OK, "room for it: ok");
+		pcm_layout_place(&l, l.max_rows + 1);
+		check(l.wear_start == 16 && l.wear_start + 2 * l.wear_sectors <= l.meta_dev_sectors,
+		      "after the superblocks: %llu + 2 x %llu", (unsigned long long)l.wear_start,
+		      (unsigned long long)l.wear_sectors);
+	}
+}
+
+/* Blocks round trip; a torn or misplaced block is refused; zeros are zeros. */
+static void test_wear_codec(void)
+{
+	static u8 blk[PCM_WEAR_BLOCK];
+	u32 in[PCM_WEAR_PER_BLOCK], out[PCM_WEAR_PER_BLOCK];
+	u64 seq = 0;
+	unsigned int i;
+
+	for (i = 0; i < PCM_WEAR_PER_BLOCK; i++)
+		in[i] = i * 2654435761U;
+	memset(blk, 0, sizeof(blk));
+	check(pcm_wear_block_decode(blk, 0, &seq, out, PCM_WEAR_PER_BLOCK) == PCM_WEAR_BLK_ZERO,
+	      "never written");
+	pcm_wear_block_encode(blk, 7, 42, in, PCM_WEAR_PER_BLOCK);
+	check(pcm_wear_block_decode(blk, 7, &seq, out, PCM_WEAR_PER_BLOCK) == PCM_WEAR_BLK_VALID &&
+	      seq == 42 && !memcmp(in, out, sizeof(in)), "round trip");
+	check(pcm_wear_block_decode(blk, 8, &seq, out, 10) == PCM_WEAR_BLK_BAD,
+	      "another block's place");
+	for (i = 0; i < PCM_WEAR_BLOCK * 8; i += 997) {
+		blk[i / 8] ^= 1U << (i % 8);
+		check(pcm_wear_block_decode(blk, 7, &seq, out, 10) == PCM_WEAR_BLK_BAD,
+		      "bit %u flipped", i);
+		blk[i / 8] ^= 1U << (i % 8);
+	}
+	memset(blk + 2048, 0, 2048);	/* a torn write: half the block old */
+	check(pcm_wear_block_decode(blk, 7, &seq, out, 10) == PCM_WEAR_BLK_BAD, "torn");
+	pcm_wear_block_encode(blk, 0, 1, in, 3);
+	check(pcm_wear_block_decode(blk, 0, &seq, out, PCM_WEAR_PER_BLOCK) == PCM_WEAR_BLK_VALID &&
+	      out[0] == in[0] && out[2] == in[2] && out[3] == 0, "a partial last block");
+	check(pcm_wear_counters(1025, 1024) == 2 && pcm_wear_counters(5, 0) == 0 &&
+	      pcm_wear_blocks(PCM_WEAR_PER_BLOCK) == 1 && pcm_wear_blocks(PCM_WEAR_PER_BLOCK + 1) == 2,
+	      "counts");
+}
+
 static void test_refusals(void)
 {
 	struct pcm_layout l = { .dev_sectors = 16, .row_size = 4096, .domains = 1 };
@@ -155,5 +248,7 @@ int main(void)
 	RUN(test_slot);
 	RUN(test_refusals);
 	RUN(test_row_meta);
+	RUN(test_wear_region);
+	RUN(test_wear_codec);
 	return tap_done();
 }

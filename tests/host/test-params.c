@@ -288,7 +288,8 @@ static void test_config_and_ima(void)
 	}
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
 	check(!strcmp(out, ",preset=none,row_size=4096,gap_interval=128,domains=1,"
-		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0"), "ima '%s'", out);
+		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0,"
+		     "wear=off,endurance=100000000"), "ima '%s'", out);
 }
 
 /* Truncated buffers stay terminated and in bounds (ASan watches). */
@@ -393,6 +394,44 @@ static void test_params_reply(void)
 	check(pcm_params_emit(out, 40) <= 39 && strlen(out) == 39, "truncated: %zu", strlen(out));
 }
 
+/* wear:off|on|ROWS and endurance:N, with their refusals and presets. */
+static void test_wear_words(void)
+{
+	struct pcm_config cfg;
+	struct pcm_err err;
+	char out[256];
+
+	check(parse_line(&cfg, "", &err) == 0 && cfg.val[PCM_WEAR] == 0 &&
+	      cfg.val[PCM_ENDURANCE] == 100000000, "defaults: off, 10^8");
+	check(parse_line(&cfg, "wear:on endurance:1000", &err) == 0 && cfg.val[PCM_WEAR] == 1 &&
+	      cfg.val[PCM_ENDURANCE] == 1000, "wear:on is a counter per row");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " wear:on endurance:1000"), "table line '%s'", out);
+	check(parse_line(&cfg, "wear:1024", &err) == 0 && cfg.val[PCM_WEAR] == 1024, "wear:1024");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " wear:1024"), "table line '%s'", out);
+	check(parse_line(&cfg, "wear:off", &err) == 0 && cfg.val[PCM_WEAR] == 0, "wear:off");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " wear:off"), "table line '%s'", out);
+	check(parse_line(&cfg, "wear:1000", &err) == -EINVAL && strstr(err.detail, "power of two"),
+	      "wear:1000 refused: %s", err.detail);
+	check(parse_line(&cfg, "wear:0", &err) == -EINVAL && strstr(err.detail, "1..65536"),
+	      "wear:0 refused: %s", err.detail);
+	check(parse_line(&cfg, "wear:131072", &err) == -EINVAL, "wear over 65536 refused");
+	check(parse_line(&cfg, "wear:yes", &err) == -EINVAL && strstr(err.detail, "not off, on"),
+	      "wear:yes refused: %s", err.detail);
+	check(parse_line(&cfg, "wear", &err) == -EINVAL, "wear without a value refused");
+	check(parse_line(&cfg, "endurance:0", &err) == -EINVAL, "endurance:0 refused");
+	check(parse_line(&cfg, "endurance:1000000000001", &err) == -EINVAL, "endurance over 10^12");
+	check(parse_line(&cfg, "preset:reram", &err) == 0 && cfg.val[PCM_ENDURANCE] == 100000,
+	      "reram: 10^5");
+	check(parse_line(&cfg, "preset:onyx", &err) == 0 && cfg.val[PCM_ENDURANCE] == 1000000,
+	      "onyx: 10^6");
+	check(parse_line(&cfg, "preset:pss", &err) == 0 && cfg.val[PCM_ENDURANCE] == 1000000,
+	      "pss: 10^6");
+	check(pcm_param_check_set(PCM_WEAR, &err) == -EINVAL, "wear is geometry");
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -409,5 +448,6 @@ int main(void)
 	RUN(test_path_param);
 	RUN(test_params_reply);
 	RUN(test_ecc_words);
+	RUN(test_wear_words);
 	return tap_done();
 }

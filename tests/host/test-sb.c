@@ -155,6 +155,52 @@ static void test_ecc_feature(void)
 	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "ECC word under the CRC");
 }
 
+/* PCM_SB_FEAT_WEAR: the wear word after the ECC word, a mismatch named. */
+static void test_wear_feature(void)
+{
+	struct pcm_sb a, b;
+	u64 d, t;
+
+	check(pcm_sb_size(251, PCM_SB_FEAT_ECC | PCM_SB_FEAT_WEAR) == PCM_SB_BLOCK &&
+	      pcm_sb_size(252, PCM_SB_FEAT_WEAR) == 2 * PCM_SB_BLOCK, "the wear word takes 8 bytes");
+	b.dom = dom_b;
+	sample(&a, dom_a, 4, 1);
+	a.geo.features = PCM_SB_FEAT_ECC | PCM_SB_FEAT_WEAR;
+	a.geo.ecc = 0x0a04004000006ULL;
+	a.geo.wear = 1024;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID &&
+	      b.geo.features == a.geo.features && b.geo.ecc == a.geo.ecc && b.geo.wear == 1024,
+	      "ECC and wear words round trip");
+	a.geo.features = PCM_SB_FEAT_WEAR;
+	a.geo.ecc = 0;
+	a.geo.wear = 1;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_VALID &&
+	      b.geo.features == PCM_SB_FEAT_WEAR && b.geo.wear == 1 && !b.geo.ecc,
+	      "wear word alone");
+	b.geo.wear = 2;
+	check(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t) &&
+	      !strcmp(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t), "wear") && d == 1 && t == 2,
+	      "another wear granularity is a geometry mismatch");
+	b.geo.features = 0;
+	b.geo.wear = 0;
+	check(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t) &&
+	      !strcmp(pcm_sb_geometry_diff(&a.geo, &b.geo, &d, &t), "features"),
+	      "a table without wear on a device with it is refused");
+	a.geo.wear = 3;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT,
+	      "a wear word that is not a power of two is corrupt");
+	a.geo.wear = 4;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	buf[64 + 4 * 16] ^= 1;
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_CORRUPT, "wear word under the CRC");
+	a.geo.features = 8;
+	pcm_sb_encode(&a, buf, sizeof(buf));
+	check(pcm_sb_decode(&b, MAXD, buf, sizeof(buf)) == PCM_SB_NEWER, "bit 3 is not known yet");
+}
+
 /* A checksummed copy with impossible registers is still refused. */
 static void test_register_ranges(void)
 {
@@ -233,6 +279,7 @@ int main(void)
 	RUN(test_classes);
 	RUN(test_features);
 	RUN(test_ecc_feature);
+	RUN(test_wear_feature);
 	RUN(test_register_ranges);
 	RUN(test_pick);
 	RUN(test_geometry_diff);

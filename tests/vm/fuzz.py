@@ -51,7 +51,7 @@ def module_params():
 
 
 PARAMS, CHOICES, RUNTIME, PRESETS = module_params()
-MAX_OPT = len(PARAMS) + len(CHOICES) + 4        # + meta_device, format, rber, preset
+MAX_OPT = len(PARAMS) + len(CHOICES) + 5        # + meta_device, format, rber, wear, preset
 
 
 def ecc_parity(codewords, t):

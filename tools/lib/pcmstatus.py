@@ -50,8 +50,11 @@ TIMING_STATES = ('on', 'off')
 # (the write-intent bitmap's resync, dm-pcm-wib.c; "stats reset" leaves it).
 ECC = ('ecc_corrected_bits', 'ecc_corrected_sectors', 'ecc_uncorrectable_sectors',
        'ecc_silent_sectors', 'ecc_injected_bits', 'ecc_raw_bits', 'ecc_resynced_rows')
+# Wear counters (wear:on|ROWS): writes per row of the most worn counter's
+# rows, and the mean over all rows (0 0 with wear:off).
+WEAR = ('wear_max', 'wear_mean')
 # Every field, in the order the module prints them (new ones are appended).
-FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING + ECC
+FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING + ECC + WEAR
 METADATA_STATES = ('ok', 'failed', 'read-only')
 # PCM_STATUS_LIST: up to this many domains, start and gap list every
 # domain's register (comma-separated); above it, "min..max".
