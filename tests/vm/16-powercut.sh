@@ -31,18 +31,8 @@ seed=$((RANDOM * 32768 + RANDOM))
 note "seed $seed, $blocks blocks, $cuts cuts"
 survived=0 moves=0
 for ((i = 1; i <= cuts; i++)); do
-	# start from zeros so that only this round's blocks are on the device
-	blkdiscard -z /dev/mapper/pc || break
-	rm -f /tmp/progress
-	python3 "$here/versioned.py" write /dev/mapper/pc $((seed + i)) /tmp/progress \
-		--blocks "$blocks" --batch 8 &
-	wpid=$!
-	sleep "$(python3 -c "import random; print(random.Random($seed + $i).uniform(0.3, 2.5))")"
-	durable=$(cat /tmp/progress 2>/dev/null || echo 0)
-	swap "$down" || { fail "cut $i: swap to drop_writes"; break; }
-	sleep 0.3		# dm-pcm keeps writing and moving: all of it is lost
-	kill $wpid 2>/dev/null
-	wait $wpid 2>/dev/null
+	power_cut /dev/mapper/pc $((seed + i)) "$blocks" 2.5 swap "$down" ||
+		{ fail "cut $i: zero the device, write, swap to drop_writes"; break; }
 	moves=$((moves + $(status_field pc gap_moves)))
 	dmsetup remove pc && swap "$up" || { fail "cut $i: power back on"; break; }
 	if ! dmsetup create pc --table "$table"; then

@@ -93,17 +93,8 @@ seed=$((RANDOM * 32768 + RANDOM))
 note "seed $seed, $blocks blocks, $cuts cuts"
 survived=0 resynced=0
 for ((i = 1; i <= cuts; i++)); do
-	blkdiscard -z /dev/mapper/pc || break
-	rm -f /tmp/progress
-	python3 "$here/versioned.py" write /dev/mapper/pc $((seed + i)) /tmp/progress \
-		--blocks "$blocks" --batch 8 &
-	wpid=$!
-	sleep "$(python3 -c "import random; print(random.Random($seed + $i).uniform(0.3, 2.0))")"
-	durable=$(cat /tmp/progress 2>/dev/null || echo 0)
-	swap "$down" || { fail "cut $i: swap to drop_writes"; break; }
-	sleep 0.3
-	kill $wpid 2>/dev/null
-	wait $wpid 2>/dev/null
+	power_cut /dev/mapper/pc $((seed + i)) "$blocks" 2.0 swap "$down" ||
+		{ fail "cut $i: zero the device, write, swap to drop_writes"; break; }
 	dmsetup remove pc && swap "$up" || { fail "cut $i: power back on"; break; }
 	if ! dmsetup create pc --table "$ctable"; then
 		fail "cut $i: dm-pcm loads after the cut"

@@ -170,6 +170,31 @@ status_field() {
 	return 2
 }
 
+# power_cut DEV SEED BLOCKS MAX_S CUT_CMD...: from zeros (so that only this
+# round's blocks are on DEV), tests/vm/versioned.py writes BLOCKS 4 KiB
+# blocks to DEV in flushed batches of 8 (seed SEED) in the background;
+# after 0.3 to MAX_S seconds (drawn from SEED) CUT_CMD cuts the power
+# under it (e.g. swaps a dm-flakey drop_writes table in), writes go on
+# being lost for 0.3 s, then the writer is stopped.  Sets $durable: the
+# batches flushed before the cut (versioned.py check verifies them).
+power_cut() {
+	local dev=$1 seed=$2 blocks=$3 max=$4 wpid
+	shift 4
+	durable=0
+	blkdiscard -z "$dev" || return 1
+	rm -f /tmp/progress
+	python3 "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
+		--blocks "$blocks" --batch 8 &
+	wpid=$!
+	sleep "$(python3 -c "import random; print(random.Random($seed).uniform(0.3, $max))")"
+	durable=$(cat /tmp/progress 2>/dev/null || echo 0)
+	"$@" || { kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; return 1; }
+	sleep 0.3		# dm-pcm keeps writing (and moving): all of it is lost
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
+	return 0
+}
+
 pcm_refcnt() { cat /sys/module/dm_pcm/refcnt 2>/dev/null || echo none; }
 
 # Remove every dm device (most recent first) and the ramdisks.
