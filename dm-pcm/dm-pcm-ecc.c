@@ -8,8 +8,9 @@
  * Coding runs concurrently: the ECC workqueue is not ordered, and each
  * CPU has its own coding context (lib/bch instance and sector buffers,
  * struct pcm_ecc_ctx) under a local lock held only while coding, never
- * across I/O.  A row's parity area travels in a buffer of the request's
- * own (a mempool), so parity I/O of different requests overlaps.
+ * across I/O; their parity tables are one read-only set (pcm-ecc.c).  A
+ * row's parity area travels in a buffer of the request's own (a mempool),
+ * so parity I/O of different requests overlaps.
  *
  *  - A write is mapped as any other (it counts in its epoch, may park),
  *    then queued instead of issued: the worker locks its rows (hashed
@@ -663,6 +664,7 @@ static void meta_pool_free(void *p, void *len)
 
 int pcm_ecc_dev_init(struct pcm_c *pc)
 {
+	struct pcm_ecc *first = NULL;
 	struct pcm_ecc_dev *e;
 	int cpu;
 
@@ -686,8 +688,11 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
 
 		local_lock_init(&c->lock);
-		if (pcm_ecc_init(&c->codec, &pc->ecc_geom))
+		/* one set of parity tables (16 KiB a word), shared read-only */
+		if (first ? pcm_ecc_init_shared(&c->codec, first) :
+			    pcm_ecc_init(&c->codec, &pc->ecc_geom))
 			return -ENOMEM;
+		first = first ?: &c->codec;
 	}
 	e->wq = alloc_workqueue("dm-" DM_MSG_PREFIX "-ecc", WQ_MEM_RECLAIM, 0);
 	return e->wq ? 0 : -ENOMEM;
@@ -704,7 +709,10 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 		destroy_workqueue(e->wq);
 	pcm_ecc_clear_injected(pc);
 	if (e->ctx) {
-		/* pcm_ecc_exit() takes a codec never set up (zeroed) */
+		/*
+		 * pcm_ecc_exit() takes a codec never set up (zeroed); the last
+		 * to go of those sharing the parity tables frees them
+		 */
 		for_each_possible_cpu(cpu)
 			pcm_ecc_exit(&per_cpu_ptr(e->ctx, cpu)->codec);
 		free_percpu(e->ctx);

@@ -17,7 +17,11 @@
  * a freshly zeroed device decodes without errors, no erased-state masking.
  *
  * One struct pcm_ecc owns one lib/bch instance, which is not reentrant
- * (its scratch buffers live in it): one per worker, never shared.
+ * (its scratch buffers live in it): one per worker, never shared.  Parity
+ * is computed by table-driven slicing (pcm-ecc.c), byte for byte what
+ * bch_encode() gives, with tables that codecs of one geometry may share
+ * read-only (pcm_ecc_init_shared()); lib/bch decodes only a codeword
+ * whose parity does not match.
  */
 #ifndef DM_PCM_ECC_H
 #define DM_PCM_ECC_H
@@ -53,11 +57,14 @@ struct pcm_ecc_layout {
 extern const struct pcm_ecc_layout pcm_ecc_layouts[];
 
 struct bch_control;
+struct pcm_ecc_tab;
 
 struct pcm_ecc {
 	struct pcm_ecc_geom geom;
 	struct bch_control *bch;
 	unsigned int *errloc;	/* t slots, for bch_decode() */
+	struct pcm_ecc_tab *tab;	/* parity tables (shared), or NULL: bch_encode() */
+	u8 *calc;		/* a sector's parity as computed, for decoding */
 };
 
 /* What decoding a codeword or a sector did, against the truth. */
@@ -75,7 +82,9 @@ u64 pcm_ecc_geom_pack(const struct pcm_ecc_geom *g);
 int pcm_ecc_geom_unpack(struct pcm_ecc_geom *g, u64 word);
 
 int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g);
+int pcm_ecc_init_shared(struct pcm_ecc *e, struct pcm_ecc *from);
 void pcm_ecc_exit(struct pcm_ecc *e);
+bool pcm_ecc_fast(const struct pcm_ecc *e);
 void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity);
 void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity);
 int pcm_ecc_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *parity);

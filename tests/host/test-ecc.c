@@ -4,7 +4,9 @@
  * (compiled from linux-source-6.12): the layouts' arithmetic and fit
  * messages, every geometry the checks accept really working in lib/bch,
  * round trips, every error pattern up to t of a small code, random ones
- * of the papers' codes, and what happens beyond t.
+ * of the papers' codes, and what happens beyond t.  The parity tables:
+ * byte for byte lib/bch's parity on every layout and codeword length, and
+ * decoding with them gives what lib/bch alone gave, within t and beyond.
  */
 #include <linux/bch.h>
 
@@ -486,6 +488,268 @@ static void test_sector_partial(void)
 	pcm_ecc_exit(&e);
 }
 
+/* lib/bch's own parity of a sector, codeword by codeword: the reference. */
+static void ref_encode(struct pcm_ecc *e, const u8 *data, u8 *par)
+{
+	const struct pcm_ecc_geom *g = &e->geom;
+	unsigned int i;
+
+	for (i = 0; i < g->codewords; i++) {
+		memset(par + i * g->parity_bytes, 0, g->parity_bytes);
+		bch_encode(e->bch, data + pcm_ecc_cw_start(g, i), pcm_ecc_cw_len(g, i),
+			   par + i * g->parity_bytes);
+	}
+}
+
+/*
+ * The decode before the parity tables, codeword by codeword: bch_decode()
+ * recomputes the parity itself; what it locates is flipped in place.
+ */
+static int ref_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *par)
+{
+	const struct pcm_ecc_geom *g = &e->geom;
+	unsigned int len = pcm_ecc_cw_len(g, cw), loc[PCM_ECC_MAX_T];
+	u8 *d = data + pcm_ecc_cw_start(g, cw), *p = par + cw * g->parity_bytes;
+	int i, n;
+
+	n = bch_decode(e->bch, d, len, p, NULL, NULL, loc);
+	if (n < 0)
+		return n == -EINVAL ? -EINVAL : -EBADMSG;
+	for (i = 0; i < n; i++) {
+		if (loc[i] < 8 * len)
+			d[loc[i] / 8] ^= 1U << (loc[i] % 8);
+		else
+			p[(loc[i] - 8 * len) / 8] ^= 1U << ((loc[i] - 8 * len) % 8);
+	}
+	return n;
+}
+
+static int ref_decode_sector(struct pcm_ecc *e, u8 *data, u8 *par, unsigned int *failed)
+{
+	unsigned int i, bad = 0;
+	int n, bits = 0;
+
+	for (i = 0; i < e->geom.codewords; i++) {
+		n = ref_decode_cw(e, i, data, par);
+		if (n < 0)
+			bad++;
+		else
+			bits += n;
+	}
+	*failed = bad;
+	return bad ? -EBADMSG : bits;
+}
+
+/*
+ * Data of kind @k: zeros, ones, a single bit (@bit), a single zero bit,
+ * random bytes, or a random run of 0x00/0xff bytes.
+ */
+static void pattern(u8 *d, unsigned int k, unsigned int bit)
+{
+	unsigned int i;
+
+	switch (k) {
+	case 0:
+		memset(d, 0, 512);
+		break;
+	case 1:
+		memset(d, 0xff, 512);
+		break;
+	case 2:
+		memset(d, 0, 512);
+		d[bit / 8] = 1U << (bit % 8);
+		break;
+	case 3:
+		memset(d, 0xff, 512);
+		d[bit / 8] = ~(1U << (bit % 8));
+		break;
+	case 4:
+		fill(d, 512);
+		break;
+	default:
+		for (i = 0; i < 512; i++)
+			d[i] = rnd() % 2 ? 0xff : 0;
+	}
+}
+
+/*
+ * The parity from the tables is byte for byte bch_encode()'s: a sector
+ * (at every alignment) and each codeword alone, for zeros, ones, single
+ * bits and random data; returns the mismatches.
+ */
+static long fast_vs_bch(struct pcm_ecc *e, unsigned int single_bits)
+{
+	const struct pcm_ecc_geom *g = &e->geom;
+	u8 buf[512 + 8], *data, want[PCM_ECC_MAX_META], got[PCM_ECC_MAX_META + 1];
+	unsigned int sp = pcm_ecc_sector_parity(g), k, n, i, bit;
+	long bad = 0;
+
+	for (k = 0; k < 6; k++) {
+		n = k == 2 || k == 3 ? single_bits : k >= 4 ? 8 : 1;
+		for (i = 0; i < n; i++) {
+			data = buf + rnd() % 8;
+			bit = single_bits >= 4096 ? i : rnd() % 4096;
+			pattern(data, k, bit);
+			ref_encode(e, data, want);
+			memset(got, 0x5a, sizeof(got));
+			pcm_ecc_encode_sector(e, data, got);
+			bad += !!memcmp(want, got, sp) || got[sp] != 0x5a;
+			memset(got, 0xa5, sizeof(got));
+			for (bit = 0; bit < g->codewords; bit++)
+				pcm_ecc_encode_cw(e, bit, data, got);
+			bad += !!memcmp(want, got, sp) || got[sp] != 0xa5;
+		}
+	}
+	return bad;
+}
+
+/*
+ * Every built-in layout, every codeword count (each codeword length and
+ * alignment the tables walk) and random accepted geometries: the tables
+ * are used when the parity fits ECC_FAST_MAX_WORDS (32 bytes), and give
+ * lib/bch's parity.
+ */
+static void test_fast_parity(void)
+{
+	const struct pcm_ecc_layout *l;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	unsigned int cw, t, i;
+	long bad = 0, fast = 0, slow = 0, codes = 0;
+	bool tables;
+
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g),
+		      "%s", l->name);
+		check(pcm_ecc_fast(&e), "%s: no parity tables", l->name);
+		check(!fast_vs_bch(&e, 4096), "%s: parity differs from bch_encode()", l->name);
+		pcm_ecc_exit(&e);
+	}
+	for (i = 0; i < 620; i++) {
+		if (i < 256) {	/* every codeword count, a t that fits */
+			cw = i + 1;
+			t = 1 + rnd() % (cw > 64 ? 2 : 8);
+		} else if (i < 276) {	/* parity over 32 bytes */
+			cw = 1 + (i - 256) % 5;
+			t = 64 - 8 * ((i - 256) / 5);
+		} else {
+			cw = 1 + rnd() % PCM_ECC_MAX_CODEWORDS;
+			t = 1 + rnd() % (rnd() % 2 ? 8 : PCM_ECC_MAX_T);
+		}
+		if (geom(&g, cw, t, PCM_ECC_MAX_META))
+			continue;
+		if (pcm_ecc_init(&e, &g)) {
+			bad++;
+			continue;
+		}
+		codes++;
+		tables = g.parity_bytes <= 32;
+		if (pcm_ecc_fast(&e) != tables) {
+			printf("#   %u codewords, t %u, %u parity bytes: tables %d\n", cw, t,
+			       g.parity_bytes, pcm_ecc_fast(&e));
+			bad++;
+		}
+		fast += pcm_ecc_fast(&e);
+		slow += !pcm_ecc_fast(&e);
+		bad += fast_vs_bch(&e, 16);
+		pcm_ecc_exit(&e);
+	}
+	printf("#   %ld geometries: %ld with tables, %ld with bch_encode()\n", codes, fast, slow);
+	check(!bad && fast > 250 && slow > 10, "%ld mismatches", bad);
+}
+
+/*
+ * Decoding with the tables gives what decoding with lib/bch alone gave:
+ * the same return, failed count, data and parity, for random patterns of
+ * 1 to t + 3 errors anywhere in the stored bits (parity padding too) of
+ * one or several codewords, on the layouts and random geometries.
+ */
+static void test_fast_decode_same(void)
+{
+	u8 truth[512], tpar[PCM_ECC_MAX_META], d1[512], p1[PCM_ECC_MAX_META];
+	u8 d2[512], p2[PCM_ECC_MAX_META];
+	unsigned int bits[4096 + 1024], n, nb, w, cw, f1, f2, sp, i, k, j, ncw;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	long bad = 0, trials = 0, beyond = 0;
+	int r1, r2;
+
+	for (k = 0; k < 40; k++) {
+		const struct pcm_ecc_layout *l = &pcm_ecc_layouts[k % 3];
+
+		if (k < 3 ? geom(&g, l->codewords, l->t, l->meta_bytes) :
+			    geom(&g, 1 + rnd() % 64, 1 + rnd() % 12, PCM_ECC_MAX_META))
+			continue;
+		if (pcm_ecc_init(&e, &g)) {
+			bad++;
+			continue;
+		}
+		sp = pcm_ecc_sector_parity(&g);
+		for (i = 0; i < (k < 3 ? 6000U : 300U); i++, trials++) {
+			fill(truth, 512);
+			pcm_ecc_encode_sector(&e, truth, tpar);
+			memcpy(d1, truth, 512);
+			memcpy(p1, tpar, sp);
+			ncw = i % 4 ? 1 : 1 + rnd() % g.codewords;
+			for (j = 0; j < ncw; j++) {
+				cw = rnd() % g.codewords;
+				w = 1 + rnd() % (g.t + 3);
+				beyond += w > g.t;
+				/* every stored bit, padding too */
+				nb = 8 * (pcm_ecc_cw_len(&g, cw) + g.parity_bytes);
+				for (n = 0; n < nb; n++)
+					bits[n] = n;
+				flip_random(&e, cw, d1, p1, w, bits, nb);
+			}
+			memcpy(d2, d1, 512);
+			memcpy(p2, p1, sp);
+			if (i % 2) {
+				r1 = pcm_ecc_decode_sector(&e, d1, p1, &f1);
+				r2 = ref_decode_sector(&e, d2, p2, &f2);
+			} else {
+				cw = rnd() % g.codewords;
+				r1 = pcm_ecc_decode_cw(&e, cw, d1, p1);
+				r2 = ref_decode_cw(&e, cw, d2, p2);
+				f1 = 0;
+				f2 = 0;
+			}
+			bad += r1 != r2 || f1 != f2 || memcmp(d1, d2, 512) || memcmp(p1, p2, sp);
+		}
+		pcm_ecc_exit(&e);
+	}
+	check(!bad && beyond > 1000, "%ld of %ld decodes differ", bad, trials);
+}
+
+/*
+ * Codecs sharing one codec's tables: the same parity, and the tables live
+ * until the last of them goes, whichever goes first.
+ */
+static void test_shared_tables(void)
+{
+	u8 data[512], want[64], got[64];
+	struct pcm_ecc_geom g;
+	struct pcm_ecc a, b, c;
+	unsigned int failed;
+
+	check(!geom(&g, 6, 4, 64) && !pcm_ecc_init(&a, &g), "pss");
+	check(!pcm_ecc_init_shared(&b, &a) && !pcm_ecc_init_shared(&c, &b), "shared");
+	check(a.tab && b.tab == a.tab && c.tab == a.tab, "not shared");
+	check(b.bch != a.bch && c.calc != a.calc, "lib/bch instance or buffer shared");
+	fill(data, 512);
+	ref_encode(&a, data, want);
+	pcm_ecc_exit(&a);	/* the owner first: b and c still work */
+	pcm_ecc_encode_sector(&b, data, got);
+	check(!memcmp(want, got, 30), "b");
+	pcm_ecc_exit(&b);
+	memset(got, 0, sizeof(got));
+	pcm_ecc_encode_sector(&c, data, got);
+	check(!memcmp(want, got, 30), "c");
+	data[7] ^= 4;
+	check(pcm_ecc_decode_sector(&c, data, got, &failed) == 1 && !failed, "c decodes");
+	pcm_ecc_exit(&c);
+	pcm_ecc_exit(&c);	/* twice: a zeroed codec */
+}
+
 int main(void)
 {
 	RUN(test_layouts);
@@ -498,5 +762,8 @@ int main(void)
 	RUN(test_random_up_to_t);
 	RUN(test_beyond_t);
 	RUN(test_sector_partial);
+	RUN(test_fast_parity);
+	RUN(test_fast_decode_same);
+	RUN(test_shared_tables);
 	return tap_done();
 }

@@ -166,6 +166,8 @@ static inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
 #define kzalloc(size, gfp)	((void)(gfp), calloc(1, size))
 #define kcalloc(n, size, gfp)	((void)(gfp), calloc(n, size))
 #define kfree(p)		free(p)
+#define kvmalloc(size, gfp)	((void)(gfp), malloc(size))
+#define kvfree(p)		free(p)
 #define printk(...)		fprintf(stderr, __VA_ARGS__)
 #define KERN_ERR		""
 #define EXPORT_SYMBOL_GPL(sym)
@@ -175,6 +177,9 @@ static inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
 #define WARN_ON(c)		({ int __w = !!(c); if (__w) { \
 				   fprintf(stderr, "WARN_ON(%s) at %s:%d\n", #c, __FILE__, __LINE__); \
 				   abort(); } __w; })
+#ifndef __always_inline		/* glibc's sys/cdefs.h has it */
+#define __always_inline		inline __attribute__((always_inline))
+#endif
 #define unlikely(c)		__builtin_expect(!!(c), 0)
 #define likely(c)		__builtin_expect(!!(c), 1)
 
