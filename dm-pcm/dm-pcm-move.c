@@ -68,7 +68,8 @@ static int move_slot(struct pcm_c *pc, struct pcm_domain *dom, u64 src, u64 dst)
 				 pcm_layout_slot(&pc->layout, dom->id, dst));
 	if (!r)
 		pcm_timing_move(pc, pcm_sg_backing_row(pc->nr_domains, dom->id, src),
-				pcm_sg_backing_row(pc->nr_domains, dom->id, dst));
+				pcm_sg_backing_row(pc->nr_domains, dom->id, dst),
+				pcm_layout_slot(&pc->layout, dom->id, dst));
 	return r;
 }
 

@@ -182,15 +182,19 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	io->timed = true;
 }
 
-/* A gap move copied backing row @src into @dst: it holds their ranks. */
-void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst)
+/*
+ * A gap move copied backing row @src into @dst (at data sector @dst_slot):
+ * it holds their ranks, and programs at @dst's wear.
+ */
+void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot)
 {
 	struct pcm_timing *t = pc->timing;
 
 	if (!READ_ONCE(pc->timed))
 		return;
 	pcm_tm_move(&t->tm, ktime_get_ns(), src, dst,
-		    1U << (pc->layout.row_shift + SECTOR_SHIFT));
+		    1U << (pc->layout.row_shift + SECTOR_SHIFT),
+		    pcm_wear_prog_q16(pc, dst_slot));
 }
 
 static void count_lateness(struct pcm_timing *t, u64 ns)

@@ -383,7 +383,7 @@ int pcm_timing_init(struct pcm_c *pc);
 void pcm_timing_exit(struct pcm_c *pc);
 void pcm_timing_update(struct pcm_c *pc);
 void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst);
+void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot);
 int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		       unsigned int *szp);

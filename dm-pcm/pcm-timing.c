@@ -462,17 +462,19 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
  * destination's rank is charged from when the copy would reach it on an
  * idle device, not from when a busy source lets it go: a controller
  * serves other requests there meanwhile, and a rank left idle while it
- * waits would cost throughput that the hardware does not lose.  Returns
- * when the copy's program ends.
+ * waits would cost throughput that the hardware does not lose.  A worn
+ * destination programs slower, as a write there does (@prog_q16, 0: x1).
+ * Returns when the copy's program ends.
  */
-u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes)
+u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 prog_q16)
 {
 	struct pcm_tm_params p;
-	u64 idle, read, in_ctrl, programmed;
+	u64 idle, read, in_ctrl, programmed, prog;
 
 	read_params(tm, &p);
+	prog = prog_q16 ? mul_u64_u32_shr(p.write_ns, prog_q16, 16) : p.write_ns;
 	idle = now + p.read_ns + pcm_tm_xfer_ns(bytes, p.read_mbps);
 	read = read_row(tm, &p, now, src, bytes);
-	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, 0, &in_ctrl);
-	return max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + p.write_ns);
+	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, prog_q16, &in_ctrl);
+	return max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + prog);
 }

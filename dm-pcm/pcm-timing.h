@@ -183,6 +183,6 @@ void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p);
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res);
-u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes);
+u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 prog_q16);
 
 #endif

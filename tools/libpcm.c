@@ -220,7 +220,7 @@ static void model_row_written(struct model *m, u32 d, u64 t)
 	m->writes[d] = 0;
 	mv = pcm_sg_next_move(&m->regs[d], m->rows[d]);
 	pcm_tm_move(&m->tm, t, pcm_sg_backing_row(m->domains, d, mv.src),
-		    pcm_sg_backing_row(m->domains, d, mv.dst), m->row_bytes);
+		    pcm_sg_backing_row(m->domains, d, mv.dst), m->row_bytes, 0);
 	pcm_sg_apply_move(&m->regs[d], m->rows[d]);
 	m->moves++;
 }

@@ -70,7 +70,7 @@ static void *worker(void *arg)
 		u64 i;
 
 		for (i = 0; i < 2000; i++)
-			pcm_tm_move(&tm, i * 900, i % 64, (i + 1) % 64, 4096);
+			pcm_tm_move(&tm, i * 900, i % 64, (i + 1) % 64, 4096, 0);
 	}
 	return NULL;
 }

@@ -228,11 +228,18 @@ static void test_gap_move(void)
 
 	p.channels = 2;
 	init(&p);
-	end = pcm_tm_move(&tm, 0, 0, 2, 4096);	/* both on channel 0 */
+	end = pcm_tm_move(&tm, 0, 0, 2, 4096, 0);	/* both on channel 0 */
 	check(end == 1000 + 10240 + 20480 + 100000, "move %llu", end);
 	check(one(0, false, 1, 4096, false, NULL) == rd, "other channel unaffected");
 	check(one(0, false, 0, 4096, false, NULL) == end + rd,
 	      "same rank waits for the move's program");
+
+	/* a worn destination (program time x1.5) programs slower */
+	init(&p);
+	end = pcm_tm_move(&tm, 0, 0, 2, 4096, 3U << 15);
+	check(end == 1000 + 10240 + 20480 + 150000, "worn move %llu", end);
+	check(one(0, false, 0, 4096, false, NULL) == end + rd,
+	      "the next request waits for the worn program");
 }
 
 /* At most @tags in flight; the rest start, in order, as tags free up. */
