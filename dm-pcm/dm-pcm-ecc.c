@@ -33,9 +33,15 @@
  *    then no move may reuse the row.  The timing model's hold comes after
  *    (pcm_end_io()): decoding is part of the modeled latency.
  *
- * A read that races a write of the same row (neither waits for the other)
- * may see the new data with the old parity or the reverse, and fail: the
- * block layer promises no order between them either.  The error model's
+ * A read that races a write of the same row reads its data and parity at
+ * different moments, and a write may land in between: the new parity
+ * with the old data would decode as errors that no device makes.  So a
+ * write counts a generation up when it locks a row and again when it
+ * unlocks it; a read notes its rows' generations when mapped and checks
+ * them after each parity read.  If they moved, the read takes its rows'
+ * locks, as a write does, and reads the data and parity of the rest of
+ * its rows again: it returns the old or the new data, as a device would,
+ * and the error model applies the same draws.  The error model's
  * streams are numbered by read in the order workers take them: with more
  * than one read in flight, which read gets which stream follows that order.
  */
@@ -84,6 +90,7 @@ struct pcm_ecc_dev {
 	struct pcm_ecc_geom geom;
 	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
+	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
 	atomic64_t reads;		/* the error model's stream per read: n */
 
 	u8 *move_meta;			/* the mover's: a row's metadata */
@@ -195,13 +202,49 @@ static void ecc_rows(struct pcm_c *pc, struct pcm_io *io, bool lock)
 	row_bits(row, nrows, &b0, &n0, &n1);
 	for (i = 0; i < n0 + n1; i++) {
 		u32 bit = i < n1 ? i : b0 + i - n1;
+		u32 *gen = &pc->ecc->row_gen[bit];
 
-		if (lock)
+		/* only the bit's holder changes its generation: odd while held */
+		if (lock) {
 			wait_on_bit_lock_io(busy, bit, TASK_UNINTERRUPTIBLE);
-		else
+			WRITE_ONCE(*gen, *gen + 1);
+		} else {
+			WRITE_ONCE(*gen, *gen + 1);
 			clear_and_wake_up_bit(bit, busy);
+		}
 	}
+	/* a read that sees the parity this write is about to write sees the generation */
+	smp_wmb();
 	io->ecc = lock ? PCM_ECC_IO_LOCKED : PCM_ECC_IO_NONE;
+}
+
+/*
+ * The write generations of @io's rows, summed (they only grow: the sum
+ * moves when any of them does); U64_MAX while one is being written.
+ */
+static u64 ecc_gen(struct pcm_c *pc, struct pcm_io *io)
+{
+	u32 b0, n0, n1, i, g;
+	sector_t row;
+	u64 nrows, sum = 0;
+
+	/* pairs with ecc_rows()'s: after the parity read, its generation */
+	smp_rmb();
+	io_rows(pc, io, &row, &nrows);
+	row_bits(row, nrows, &b0, &n0, &n1);
+	for (i = 0; i < n0 + n1; i++) {
+		g = READ_ONCE(pc->ecc->row_gen[i < n1 ? i : b0 + i - n1]);
+		if (g & 1)
+			return U64_MAX;
+		sum += g;
+	}
+	return sum;
+}
+
+/* Whether a write of @io's rows may have landed since it was mapped. */
+static bool ecc_raced(struct pcm_c *pc, struct pcm_io *io)
+{
+	return io->gen == U64_MAX || ecc_gen(pc, io) != io->gen;
 }
 
 /* Encode (or zero) the parity of one row's part of a write into @meta. */
@@ -492,15 +535,44 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	return good;
 }
 
+/*
+ * A read that raced a write, its rows now locked: the data of one row's
+ * part (@sp) read again into the bio at @it (not advanced), a sector at a
+ * time (rare: no buffer kept for it).
+ */
+static int ecc_reread(struct pcm_c *pc, struct bio *bio, struct bvec_iter it,
+		      const struct ecc_span *sp)
+{
+	u8 *buf = kmalloc(PCM_ECC_SECTOR, GFP_NOIO);
+	int r = buf ? 0 : -ENOMEM;
+	u32 i;
+
+	for (i = 0; i < sp->n && !r; i++) {
+		r = pcm_io(pc, pc->dev->bdev, REQ_OP_READ | REQ_SYNC, sp->s + i, 1, buf);
+		if (!r)
+			bio_sector_copy(bio, &it, buf, true);
+	}
+	kfree(buf);
+	return r;
+}
+
+/* One row's parity into @meta. */
+static int ecc_read_meta(struct pcm_c *pc, const struct ecc_span *sp, u8 *meta)
+{
+	return pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
+		      pcm_layout_row_meta(&pc->layout, sp->slot),
+		      pc->layout.row_meta_sectors, meta);
+}
+
 static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	struct bvec_iter it = io->iter;
 	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
 	sector_t s = io->iter.bi_sector, lsector = io->lsector;
+	bool bad = false, locked = false;
 	struct pcm_rng rng;
 	struct ecc_span sp;
-	bool bad = false;
 	u8 *meta;
 	int r = 0;
 
@@ -508,9 +580,15 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	meta = mempool_alloc(e->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
-		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
-			   pcm_layout_row_meta(&pc->layout, sp.slot),
-			   pc->layout.row_meta_sectors, meta);
+		r = ecc_read_meta(pc, &sp, meta);
+		if (!r && !locked && ecc_raced(pc, io)) {
+			/* a write of its rows overlapped it: this row on, again */
+			ecc_rows(pc, io, true);
+			locked = true;
+			r = ecc_read_meta(pc, &sp, meta);
+		}
+		if (!r && locked)
+			r = ecc_reread(pc, bio, it, &sp);
 		if (!r && !ecc_decode_row(pc, bio, &it, &sp, lsector, meta, &rng))
 			bad = true;
 		s += sp.n;
@@ -518,6 +596,8 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		left -= sp.n;
 	}
 	mempool_free(meta, e->meta_pool);
+	if (locked)
+		ecc_rows(pc, io, false);
 	/* the row's parity is read: a move may reuse it now */
 	pcm_io_over(pc, io);
 	io->ecc = PCM_ECC_IO_NONE;
@@ -554,6 +634,8 @@ int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	io->pc = pc;
 	if (op == REQ_OP_READ) {
 		io->ecc = PCM_ECC_IO_READ;
+		/* before its data is read: a write from now on moves it */
+		io->gen = ecc_gen(pc, io);
 		return DM_MAPIO_REMAPPED;
 	}
 	if (op != REQ_OP_WRITE && op != REQ_OP_WRITE_ZEROES)
@@ -679,10 +761,11 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 	INIT_LIST_HEAD(&e->injected);
 	e->move_meta = kvmalloc(meta_len(pc), GFP_KERNEL);
 	e->row_busy = bitmap_zalloc(PCM_ECC_ROW_LOCKS, GFP_KERNEL);
+	e->row_gen = kcalloc(PCM_ECC_ROW_LOCKS, sizeof(*e->row_gen), GFP_KERNEL);
 	e->meta_pool = mempool_create(PCM_ECC_META_POOL, meta_pool_alloc, meta_pool_free,
 				      (void *)(size_t)meta_len(pc));
 	e->ctx = alloc_percpu(struct pcm_ecc_ctx);
-	if (!e->move_meta || !e->row_busy || !e->meta_pool || !e->ctx)
+	if (!e->move_meta || !e->row_busy || !e->row_gen || !e->meta_pool || !e->ctx)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
@@ -719,6 +802,7 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 	}
 	mempool_destroy(e->meta_pool);
 	bitmap_free(e->row_busy);
+	kfree(e->row_gen);
 	kvfree(e->move_meta);
 	kfree(e);
 	pc->ecc = NULL;

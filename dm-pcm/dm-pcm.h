@@ -99,6 +99,7 @@ struct pcm_io {
 	struct hrtimer timer;
 	/* ECC only */
 	sector_t lsector;		/* first logical sector */
+	u64 gen;			/* a read: its rows' write generations when mapped */
 	struct bvec_iter iter;		/* the data as remapped */
 	struct work_struct work;
 };
