@@ -181,6 +181,8 @@ static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
 		seq = read_seqcount_begin(&dom->seq);
 		p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
 	} while (read_seqcount_retry(&dom->seq, seq));
+	if (likely(pc->one_domain))
+		return pc->layout.offset + (p << pc->layout.row_shift);
 	return pcm_layout_slot(&pc->layout, dom->id, p);
 }
 
@@ -571,7 +573,7 @@ static __always_inline int map_fast(struct dm_target *ti, struct bio *bio,
 	struct pcm_c *pc = ti->private;
 	sector_t sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 	u32 shift = pc->layout.row_shift, n = bio_sectors(bio);
-	u32 in_row = sector & ((1U << shift) - 1);
+	u32 in_row = sector & pc->row_mask;
 	enum req_op op = bio_op(bio);
 	bool write = op == REQ_OP_WRITE;
 	u64 __percpu *st;

@@ -212,6 +212,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	}
 	pc->nr_domains = l->domains;
 	pc->domain_shift = is_power_of_2(l->domains) ? ilog2(l->domains) : U32_MAX;
+	pc->row_mask = (1U << l->row_shift) - 1;
 	pcm_layout_place(l, pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains));
 	return 0;
 }
