@@ -596,7 +596,7 @@ static __always_inline int map_fast(struct dm_target *ti, struct bio *bio,
 	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
 	st = &pc->stats->c[write];
 	this_cpu_inc(st[PCM_READS]);
-	this_cpu_add(st[PCM_READ_BYTES], (u64)n << SECTOR_SHIFT);
+	this_cpu_add(st[PCM_READ_BYTES], bio->bi_iter.bi_size);
 	if (write)
 		row_written(pc, dom, bio->bi_iter.bi_sector);
 	if (unlikely(READ_ONCE(pc->timed)))
