@@ -86,6 +86,11 @@ static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
 }
 
+static noinline void pcm_wake_drain(struct pcm_c *pc)
+{
+	wake_up(&pc->drain_wq);
+}
+
 /* The bio's backing I/O is over, or it was never issued: drop its count. */
 static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
 {
@@ -98,7 +103,7 @@ static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
 	this_cpu_inc(pc->inflight->exit[idx]);
 	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
 	if (unlikely(READ_ONCE(pc->draining)))
-		wake_up(&pc->drain_wq);
+		pcm_wake_drain(pc);
 }
 
 static unsigned long inflight_sum(struct pcm_c *pc, bool exits, unsigned int idx)
@@ -150,6 +155,10 @@ static inline struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
 	struct pcm_domain *dom;
 	u32 d;
 
+	if (likely(pc->one_domain)) {
+		*l = row;
+		return pc->dom;
+	}
 	if (pc->domain_shift != U32_MAX) {
 		d = row & (pc->nr_domains - 1);
 		*l = row >> pc->domain_shift;
@@ -172,6 +181,8 @@ static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
 		seq = read_seqcount_begin(&dom->seq);
 		p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
 	} while (read_seqcount_retry(&dom->seq, seq));
+	if (likely(pc->one_domain))
+		return pc->layout.offset + (p << pc->layout.row_shift);
 	return pcm_layout_slot(&pc->layout, dom->id, p);
 }
 
@@ -526,21 +537,46 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 	return map_gated(pc, dom, bio, l, in_row);
 }
 
+/* Map context, not map_fast(): charge a remapped bio to the timing model. */
+static int map_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io, int r)
+{
+	if (unlikely(READ_ONCE(pc->timed)) && r == DM_MAPIO_REMAPPED)
+		pcm_timing_charge(pc, bio, io);
+	return r;
+}
+
+/* map_fast() could not: the bio is not a plain read or write within a row. */
+static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+{
+	io->state = PCM_IO_IDLE;
+	io->timed = false;
+	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io, true));
+}
+
+/* map_fast() found the gate of a write's row up. */
+static noinline int map_fast_parked(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+				    struct pcm_domain *dom, u64 l, u32 in_row)
+{
+	return map_charge(pc, bio, io, map_parked(pc, bio, dom, l, in_row));
+}
+
 /*
  * The common case in one pass, without a lock or a call: a read or a
  * plain write within one row whose domain's gate is down.  Everything
  * else goes through pcm_map_bio(), a gated write through map_parked().
  * Reads the bio before pcm_enter()'s stores, so it reads it once.
+ * Inlined into pcm_map(): no frame of its own on the hot path.
  */
-static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io *io)
+static __always_inline int map_fast(struct dm_target *ti, struct bio *bio,
+				    struct pcm_io *io)
 {
 	struct pcm_c *pc = ti->private;
-	struct pcm_stats __percpu *st = pc->stats;
 	sector_t sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 	u32 shift = pc->layout.row_shift, n = bio_sectors(bio);
-	u32 in_row = sector & ((1U << shift) - 1);
+	u32 in_row = sector & pc->row_mask;
 	enum req_op op = bio_op(bio);
 	bool write = op == REQ_OP_WRITE;
+	u64 __percpu *st;
 	struct pcm_domain *dom;
 	u64 l;
 
@@ -551,20 +587,20 @@ static inline int map_fast(struct dm_target *ti, struct bio *bio, struct pcm_io 
 	if (unlikely(!n || ((in_row + n - 1) >> shift) ||
 		     (bio->bi_opf & (REQ_OP_MASK & ~REQ_OP_WRITE)) ||
 		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) ||
-		     (write && READ_ONCE(pc->meta_failed)))) {
-		io->state = PCM_IO_IDLE;
-		io->timed = false;
-		return pcm_map_bio(pc, bio, io, true);
-	}
+		     (write && READ_ONCE(pc->meta_failed))))
+		return map_slow(pc, bio, io);
 	dom = domain_of(pc, sector >> shift, &l);
 	pcm_enter(pc, io);
 	if (write && unlikely(READ_ONCE(dom->gate)))
-		return map_parked(pc, bio, dom, l, in_row);
+		return map_fast_parked(pc, bio, io, dom, l, in_row);
 	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
-	this_cpu_inc(st->c[PCM_READS + write]);
-	this_cpu_add(st->c[PCM_READ_BYTES + write], (u64)n << SECTOR_SHIFT);
+	st = &pc->stats->c[write];
+	this_cpu_inc(st[PCM_READS]);
+	this_cpu_add(st[PCM_READ_BYTES], bio->bi_iter.bi_size);
 	if (write)
 		row_written(pc, dom, bio->bi_iter.bi_sector);
+	if (unlikely(READ_ONCE(pc->timed)))
+		pcm_timing_charge(pc, bio, io);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -583,11 +619,10 @@ static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io
 		return DM_MAPIO_REMAPPED;
 	}
 	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	/* map_fast() charged it to the timing model */
 	r = map_fast(ti, bio, io);
 	if (r != DM_MAPIO_REMAPPED)
 		return r;
-	if (unlikely(READ_ONCE(pc->timed)))
-		pcm_timing_charge(pc, bio, io);
 	return pcm_ecc_remapped(pc, bio, io);
 }
 
@@ -595,15 +630,27 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = io_of(bio);
-	int r;
 
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
 		return map_ecc(ti, bio, io);
-	r = map_fast(ti, bio, io);
-	if (unlikely(READ_ONCE(pc->timed)) && r == DM_MAPIO_REMAPPED)
-		pcm_timing_charge(pc, bio, io);
-	return r;
+	return map_fast(ti, bio, io);
+}
+
+/* pcm_end_io() with ecc:bch */
+static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *error)
+{
+	struct pcm_io *io = io_of(bio);
+
+	/* a read to decode keeps its count until its parity is read */
+	if (io->ecc == PCM_ECC_IO_READ && !*error)
+		return pcm_ecc_end_io(pc, bio, io);
+	if (io->ecc == PCM_ECC_IO_LOCKED)
+		pcm_ecc_write_end_io(pc, io);
+	pcm_io_done(pc, io);
+	if (unlikely(io->timed))
+		return pcm_timing_end_io(pc, bio, io);
+	return DM_ENDIO_DONE;
 }
 
 /*
@@ -614,16 +661,14 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct pcm_c *pc = ti->private;
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io;
 
-	/* a read to decode keeps its count until its parity is read */
-	if (unlikely(pc->ecc_on) && io->ecc == PCM_ECC_IO_READ && !*error)
-		return pcm_ecc_end_io(pc, bio, io);
-	if (unlikely(pc->ecc_on) && io->ecc == PCM_ECC_IO_LOCKED)
-		pcm_ecc_write_end_io(pc, io);
+	if (unlikely(pc->ecc_on))
+		return end_io_ecc(pc, bio, error);
+	io = io_of(bio);
 	pcm_io_done(pc, io);
 	if (unlikely(io->timed))
-		return pcm_timing_end_io(ti->private, bio, io);
+		return pcm_timing_end_io(pc, bio, io);
 	return DM_ENDIO_DONE;
 }
 

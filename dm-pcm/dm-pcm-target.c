@@ -212,6 +212,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	}
 	pc->nr_domains = l->domains;
 	pc->domain_shift = is_power_of_2(l->domains) ? ilog2(l->domains) : U32_MAX;
+	pc->row_mask = (1U << l->row_shift) - 1;
 	pcm_layout_place(l, pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains));
 	return 0;
 }
@@ -245,6 +246,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 	if (!pc->dom)
 		return -ENOMEM;
 	pc->randomize = pc->cfg.val[PCM_RANDOMIZE] != 0;
+	pc->one_domain = pc->nr_domains == 1 && !pc->randomize;
 	for (d = 0; d < pc->nr_domains; d++) {
 		struct pcm_domain *dom = &pc->dom[d];
 

@@ -222,6 +222,8 @@ struct pcm_c {
 	u32 nr_domains;
 	u32 domain_shift;		/* log2(nr_domains) when a power of two */
 	bool randomize;
+	bool one_domain;		/* one domain, not randomized: row == domain row */
+	u32 row_mask;			/* sectors per row - 1 */
 	bool read_only;			/* table loaded without write access */
 	struct pcm_layout layout;	/* where rows and superblocks are */
 	struct pcm_domain *dom;
