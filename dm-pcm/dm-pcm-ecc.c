@@ -177,6 +177,12 @@ static void row_bits(sector_t row, u64 nrows, u32 *b0, u32 *n0, u32 *n1)
 	*n1 = nrows - *n0;
 }
 
+/* The @i-th of the bits row_bits() gave, in ascending order. */
+static inline u32 row_bit(u32 i, u32 b0, u32 n1)
+{
+	return i < n1 ? i : b0 + i - n1;
+}
+
 /* The physical rows of a remapped bio: the first and how many. */
 static void io_rows(struct pcm_c *pc, struct pcm_io *io, sector_t *row, u64 *nrows)
 {
@@ -201,7 +207,7 @@ static void ecc_rows(struct pcm_c *pc, struct pcm_io *io, bool lock)
 	io_rows(pc, io, &row, &nrows);
 	row_bits(row, nrows, &b0, &n0, &n1);
 	for (i = 0; i < n0 + n1; i++) {
-		u32 bit = i < n1 ? i : b0 + i - n1;
+		u32 bit = row_bit(i, b0, n1);
 		u32 *gen = &pc->ecc->row_gen[bit];
 
 		/* only the bit's holder changes its generation: odd while held */
@@ -233,7 +239,7 @@ static u64 ecc_gen(struct pcm_c *pc, struct pcm_io *io)
 	io_rows(pc, io, &row, &nrows);
 	row_bits(row, nrows, &b0, &n0, &n1);
 	for (i = 0; i < n0 + n1; i++) {
-		g = READ_ONCE(pc->ecc->row_gen[i < n1 ? i : b0 + i - n1]);
+		g = READ_ONCE(pc->ecc->row_gen[row_bit(i, b0, n1)]);
 		if (g & 1)
 			return U64_MAX;
 		sum += g;
