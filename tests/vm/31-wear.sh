@@ -4,9 +4,11 @@
 # a write-zeroes and a gap move's copy counts; status and the "wear"
 # message show it; the counters survive remove + create (postsuspend
 # persists them), a suspend, and "persist"; a geometry mismatch is
-# refused naming the field.  Qureshi's hot-spot result: with start-gap
-# off the hot rows wear out (with ecc:bch their reads fail), with
-# start-gap on and randomize the same writes leave max/mean near 1.
+# refused naming the field; a worn row's writes program slower in the
+# timing model, along pcm_wear_lat_curve.  Qureshi's hot-spot result:
+# with start-gap off the hot rows wear out (with ecc:bch their reads
+# fail), with start-gap on and randomize the same writes leave max/mean
+# near 1.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 8 2 || skip_all "brd not available"
@@ -96,6 +98,50 @@ dd if=/dev/urandom of=/dev/mapper/w bs=16k count=1 oflag=direct status=none
 m=$(wear w)
 expect_eq "wear:4: four rows in one counter, 1 write per row" \
 	"$(kv "$m" rows_per_counter) $(kv "$m" writes) $(kv "$m" max)" "4 4 1"
+dmsetup remove w
+
+# --- wear slows programs: write latency along pcm_wear_lat_curve ---
+# The model charges a write at its row's wear x = writes / endurance
+# (this write counted): x1 new, x1.25 at x = 0.5, x2 at 1.0, x240/61 at
+# 2.0 (PSS: 61 us typical, 240 us at 99.9 %).  One row, written again and
+# again by one fio job; the stats hold the last write alone.
+# rewrite N SEEK: N more QD1 writes of the 4 KiB row at row SEEK of w
+rewrite() {
+	fio --name=rw --filename=/dev/mapper/w --rw=write --bs=$RS --size=$RS \
+	    --offset=$(($2 * RS)) --loops="$1" --direct=1 --ioengine=psync \
+	    --output=/dev/null
+}
+# prog_at N: $lat, the model's latency of row 0's Nth write ($done written
+# before the call; not in a subshell, which would lose $done)
+prog_at() {
+	rewrite $(($1 - 1 - done)) 0
+	dmsetup message w 0 stats reset
+	rewrite 1 0
+	done=$1
+	lat=$(field w write_lat_max_ns)
+}
+# within NS LO HI: LO <= NS <= HI
+within() { test "$1" -ge "$2" && test "$1" -le "$3"; }
+at /dev/ram0 wear:on endurance:40 write_ns:1000000 gap_interval:0 format
+done=0
+prog_at 20; lat20=$lat
+prog_at 40; lat40=$lat
+prog_at 80; lat80=$lat
+dmsetup message w 0 stats reset
+rewrite 1 5
+fresh=$(field w write_lat_max_ns)
+note "FIGURE: write_ns 1 ms, endurance 40: a new row's first write $fresh ns; the 20th write of a row $lat20 ns, the 40th $lat40, the 80th $lat80"
+expect "a new row programs in write_ns, +x/2 for its 1/40 of wear ($fresh)" within "$fresh" 1000000 1013000
+expect "x = 0.5: x1.25 ($lat20)" within "$lat20" 1249000 1251000
+expect "x = 1.0 (at endurance): x2 ($lat40)" within "$lat40" 1998000 2002000
+expect "x = 2.0: x240/61 ($lat80)" within "$lat80" 3930000 3938000
+expect_eq "the wear counter saw every write" "$(field w wear_max)" 80
+dmsetup remove w
+at /dev/ram1 wear:off write_ns:1000000 gap_interval:0 format
+rewrite 79 0
+dmsetup message w 0 stats reset
+rewrite 1 0
+expect_eq "wear:off: the 80th write still programs in write_ns" "$(field w write_lat_max_ns)" 1000000
 dmsetup remove w
 
 # --- Qureshi's hot spot: 32 rows, 2 hot ---
