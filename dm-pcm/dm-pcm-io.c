@@ -171,8 +171,8 @@ static inline struct pcm_domain *domain_of(struct pcm_c *pc, u64 row, u64 *l)
 	return dom;
 }
 
-/* First backing sector of domain row @l, as the registers place it now. */
-static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
+/* Domain row @l's physical row in @dom, as the registers place it now. */
+static inline u64 phys_of(struct pcm_domain *dom, u64 l)
 {
 	unsigned int seq;
 	u64 p;
@@ -181,6 +181,14 @@ static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
 		seq = read_seqcount_begin(&dom->seq);
 		p = pcm_sg_map(&dom->regs, dom->nr_rows, l);
 	} while (read_seqcount_retry(&dom->seq, seq));
+	return p;
+}
+
+/* First backing sector of domain row @l, as the registers place it now. */
+static inline u64 slot_of(struct pcm_c *pc, struct pcm_domain *dom, u64 l)
+{
+	u64 p = phys_of(dom, l);
+
 	if (likely(pc->one_domain))
 		return pc->layout.offset + (p << pc->layout.row_shift);
 	return pcm_layout_slot(&pc->layout, dom->id, p);
@@ -560,47 +568,65 @@ static noinline int map_fast_parked(struct pcm_c *pc, struct bio *bio, struct pc
 	return map_charge(pc, bio, io, map_parked(pc, bio, dom, l, in_row));
 }
 
-/*
- * The common case in one pass, without a lock or a call: a read or a
- * plain write within one row whose domain's gate is down.  Everything
- * else goes through pcm_map_bio(), a gated write through map_parked().
- * Reads the bio before pcm_enter()'s stores, so it reads it once.
- * Inlined into pcm_map(): no frame of its own on the hot path.
- */
-static __always_inline int map_fast(struct dm_target *ti, struct bio *bio,
-				    struct pcm_io *io)
+/* map_fast() remapped a bio the timing model must charge (out of line: rare). */
+static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
-	struct pcm_c *pc = ti->private;
-	sector_t sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	pcm_timing_charge(pc, bio, io);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* map_fast()'s write made a gap move due: owe it, then charge the write. */
+static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
+				 struct bio *bio, struct pcm_io *io)
+{
+	move_fell_due(pc, dom);
+	return map_charge(pc, bio, io, DM_MAPIO_REMAPPED);
+}
+
+/*
+ * The common case in one pass, without a lock: a read or a plain write
+ * within one row of a device of one unrandomized domain whose gate is
+ * down.  Everything else goes through pcm_map_bio(), a gated write
+ * through map_parked().  Reads the bio before pcm_enter()'s stores, so
+ * it reads it once.  Inlined into pcm_map(), and what is rare is a tail
+ * call: nothing lives across a call, so the hot path saves no registers.
+ */
+static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
+				    struct pcm_io *io, sector_t sector)
+{
 	u32 shift = pc->layout.row_shift, n = bio_sectors(bio);
 	u32 in_row = sector & pc->row_mask;
 	enum req_op op = bio_op(bio);
 	bool write = op == REQ_OP_WRITE;
+	struct pcm_domain *dom = pc->dom;
 	u64 __percpu *st;
-	struct pcm_domain *dom;
-	u64 l;
+	sector_t slot;
 
 	/* status counts reads and writes as READS + write, READ_BYTES + write */
 	BUILD_BUG_ON(PCM_WRITES != PCM_READS + 1 || PCM_WRITE_BYTES != PCM_READ_BYTES + 1);
 
-	/* empty, over a row's end, or not a plain read or write */
+	/* empty, over a row's end, not a plain read or write, or domains */
 	if (unlikely(!n || ((in_row + n - 1) >> shift) ||
 		     (bio->bi_opf & (REQ_OP_MASK & ~REQ_OP_WRITE)) ||
-		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) ||
+		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) || !pc->one_domain ||
 		     (write && READ_ONCE(pc->meta_failed))))
 		return map_slow(pc, bio, io);
-	dom = domain_of(pc, sector >> shift, &l);
 	pcm_enter(pc, io);
 	if (write && unlikely(READ_ONCE(dom->gate)))
-		return map_fast_parked(pc, bio, io, dom, l, in_row);
-	bio->bi_iter.bi_sector = slot_of(pc, dom, l) + in_row;
+		return map_fast_parked(pc, bio, io, dom, sector >> shift, in_row);
+	/* one domain: slot_of() without its check */
+	slot = pc->layout.offset + (phys_of(dom, sector >> shift) << shift);
+	bio->bi_iter.bi_sector = slot + in_row;
 	st = &pc->stats->c[write];
 	this_cpu_inc(st[PCM_READS]);
 	this_cpu_add(st[PCM_READ_BYTES], bio->bi_iter.bi_size);
-	if (write)
-		row_written(pc, dom, bio->bi_iter.bi_sector);
+	if (write) {
+		pcm_wear_count(pc, slot);
+		if (unlikely(count_write(pc, dom)))
+			return map_fast_due(pc, dom, bio, io);
+	}
 	if (unlikely(READ_ONCE(pc->timed)))
-		pcm_timing_charge(pc, bio, io);
+		return map_fast_timed(pc, bio, io);
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -620,21 +646,27 @@ static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io
 	}
 	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 	/* map_fast() charged it to the timing model */
-	r = map_fast(ti, bio, io);
+	r = map_fast(pc, bio, io, io->lsector);
 	if (r != DM_MAPIO_REMAPPED)
 		return r;
 	return pcm_ecc_remapped(pc, bio, io);
 }
 
+/*
+ * The clone's bi_private, which the dm core leaves to the target (as
+ * dm_hook_bio() uses it), points at its pcm_io: end_io finds it with a
+ * load instead of a dm_per_bio_data() call on every completion.
+ */
 int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
 	struct pcm_io *io = io_of(bio);
 
+	bio->bi_private = io;
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
 		return map_ecc(ti, bio, io);
-	return map_fast(ti, bio, io);
+	return map_fast(pc, bio, io, dm_target_offset(ti, bio->bi_iter.bi_sector));
 }
 
 /* pcm_end_io() with ecc:bch */
@@ -653,6 +685,13 @@ static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *
 	return DM_ENDIO_DONE;
 }
 
+/* pcm_end_io() of a bio the timing model charged */
+static noinline int end_io_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+{
+	pcm_io_done(pc, io);
+	return pcm_timing_end_io(pc, bio, io);
+}
+
 /*
  * Idempotent: a held or re-decoded completion comes back here.  The
  * in-flight count drops when the backing I/O is over, not when the
@@ -661,14 +700,13 @@ static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct pcm_c *pc = ti->private;
-	struct pcm_io *io;
+	struct pcm_io *io = bio->bi_private;	/* pcm_map() */
 
 	if (unlikely(pc->ecc_on))
 		return end_io_ecc(pc, bio, error);
-	io = io_of(bio);
-	pcm_io_done(pc, io);
 	if (unlikely(io->timed))
-		return pcm_timing_end_io(pc, bio, io);
+		return end_io_timed(pc, bio, io);
+	pcm_io_done(pc, io);
 	return DM_ENDIO_DONE;
 }
 
