@@ -29,7 +29,10 @@
  *    read per row: a 4 KiB row's parity is one sector), flips the model's
  *    bits, decodes every codeword, puts the corrected data in the bio (or
  *    fails it with BLK_STS_MEDIUM, zeroing what could not be corrected)
- *    and completes it again.  Its count drops after the parity read: until
+ *    and completes it again.  Both code the bio's pages where they lie
+ *    (kmap_local, in the worker); a sector is copied into the CPU's
+ *    buffers only when the model changes its bits, its parity differs,
+ *    or it straddles two bvecs.  Its count drops after the parity read: until
  *    then no move may reuse the row.  The timing model's hold comes after
  *    (pcm_end_io()): decoding is part of the modeled latency.
  *
@@ -47,6 +50,7 @@
  */
 #include <linux/bio.h>
 #include <linux/bvec.h>
+#include <linux/highmem.h>
 #include <linux/local_lock.h>
 #include <linux/mempool.h>
 #include <linux/percpu.h>
@@ -119,6 +123,18 @@ static struct block_device *meta_bdev(struct pcm_c *pc)
 static unsigned int meta_len(struct pcm_c *pc)
 {
 	return pc->layout.row_meta_sectors << SECTOR_SHIFT;
+}
+
+/*
+ * The sector of the bio at @it, mapped (kmap_local: worker context, no
+ * sleeping until kunmap_local()) when it lies within one page of it,
+ * nearly always; NULL when it straddles two bvecs: bio_sector_copy().
+ */
+static u8 *bio_sector_map(struct bio *bio, struct bvec_iter it)
+{
+	struct bio_vec bv = bio_iter_iovec(bio, it);
+
+	return bv.bv_len >= PCM_ECC_SECTOR ? bvec_kmap_local(&bv) : NULL;
 }
 
 /* Copy 512 bytes between @buf and the bio at @it, advancing @it. */
@@ -269,8 +285,18 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	local_lock(&pc->ecc->ctx->lock);
 	c = this_cpu_ptr(pc->ecc->ctx);
 	for (i = 0; i < sp->n; i++) {
-		bio_sector_copy(bio, it, c->data, false);
-		pcm_ecc_encode_sector(&c->codec, c->data, meta + (sp->first + i) * mb);
+		u8 *parity = meta + (sp->first + i) * mb;
+		u8 *d = bio_sector_map(bio, *it);
+
+		/* straight from the bio's page; a sector across two, copied */
+		if (d) {
+			pcm_ecc_encode_sector(&c->codec, d, parity);
+			kunmap_local(d);
+			bio_advance_iter_single(bio, it, PCM_ECC_SECTOR);
+		} else {
+			bio_sector_copy(bio, it, c->data, false);
+			pcm_ecc_encode_sector(&c->codec, c->data, parity);
+		}
 	}
 	local_unlock(&pc->ecc->ctx->lock);
 }
@@ -332,19 +358,75 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	dm_submit_bio_remap(bio, NULL);
 }
 
-/* Flip bit @n of a sector in ECC numbering: data bits, then each codeword's m * t. */
-static void flip_bit(const struct pcm_ecc_geom *g, u8 *data, u8 *parity, u32 n)
+/*
+ * A sector being read: its data in the bio (@src, mapped; NULL when it
+ * straddles two bvecs) and its parity (@p, in the request's metadata
+ * buffer).  The error model changes a private copy (the context's data
+ * and parity), made when it changes the first bit: a sector it leaves
+ * alone is decoded where it lies, nothing copied.
+ */
+struct ecc_rd {
+	struct pcm_ecc_ctx *c;
+	const struct pcm_ecc_geom *g;
+	u8 *src;
+	const u8 *p;
+	bool copied;		/* c->data and c->parity hold the sector */
+};
+
+/* The sector into the context's buffers, before the first bit changes. */
+static void rd_copy(struct ecc_rd *rd)
 {
-	u32 mt = g->m * g->t, cw, b;
+	if (rd->copied)
+		return;
+	memcpy(rd->c->data, rd->src, PCM_ECC_SECTOR);
+	memcpy(rd->c->parity, rd->p, pcm_ecc_sector_parity(rd->g));
+	rd->copied = true;
+}
+
+/*
+ * Where bit @n of a sector in ECC numbering lies (data bits, then each
+ * codeword's m * t): bit *@bit of byte *@off of its data (true) or of
+ * its parity (false).
+ */
+static bool bit_pos(const struct pcm_ecc_geom *g, u32 n, u32 *off, u32 *bit)
+{
+	u32 mt = g->m * g->t, b;
 
 	if (n < 8 * PCM_ECC_SECTOR) {
-		data[n / 8] ^= 1U << (n % 8);
-		return;
+		*off = n / 8;
+		*bit = n % 8;
+		return true;
 	}
 	n -= 8 * PCM_ECC_SECTOR;
-	cw = n / mt;
 	b = n % mt;
-	parity[cw * g->parity_bytes + b / 8] ^= 1U << (b % 8);
+	*off = n / mt * g->parity_bytes + b / 8;
+	*bit = b % 8;
+	return false;
+}
+
+/* Bit @n of the sector as it stands (its copy once there is one). */
+static u32 rd_bit(const struct ecc_rd *rd, u32 n)
+{
+	u32 off, b;
+	const u8 *buf;
+
+	if (bit_pos(rd->g, n, &off, &b))
+		buf = rd->copied ? rd->c->data : rd->src;
+	else
+		buf = rd->copied ? rd->c->parity : rd->p;
+	return (buf[off] >> b) & 1;
+}
+
+/* Flip bit @n of the sector, in its private copy. */
+static void flip_bit(struct ecc_rd *rd, u32 n)
+{
+	u32 off, b;
+
+	rd_copy(rd);
+	if (bit_pos(rd->g, n, &off, &b))
+		rd->c->data[off] ^= 1U << b;
+	else
+		rd->c->parity[off] ^= 1U << b;
 }
 
 static u32 sector_bits(const struct pcm_ecc_geom *g)
@@ -356,25 +438,15 @@ static u32 sector_bits(const struct pcm_ecc_geom *g)
  * wear hook (dm-pcm-wear.c): a worn row's stuck-at cells read as their
  * value; returns how many bits that changed.
  */
-static u32 stuck_cells(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+static u32 stuck_cells(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 		       struct pcm_wear_stuck *ws)
 {
-	const struct pcm_ecc_geom *g = &e->geom;
-	u32 pos, mt = g->m * g->t, b, n = 0;
-	u8 val, *byte;
+	u32 pos, n = 0;
+	u8 val;
 
 	while (pcm_wear_stuck_next(ws, &pos, &val)) {
-		if (pos < 8 * PCM_ECC_SECTOR) {
-			byte = &c->data[pos / 8];
-			b = pos % 8;
-		} else {
-			pos -= 8 * PCM_ECC_SECTOR;
-			b = pos % mt;
-			byte = &c->parity[pos / mt * g->parity_bytes + b / 8];
-			b %= 8;
-		}
-		if (((*byte >> b) & 1) != val) {
-			*byte ^= 1U << b;
+		if (rd_bit(rd, pos) != val) {
+			flip_bit(rd, pos);
 			n++;
 		}
 	}
@@ -408,27 +480,27 @@ static u32 injected_bits(struct pcm_c *pc, sector_t sector)
 }
 
 /* @nbits distinct positions of the sector, drawn from @rng. */
-static u32 inject_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+static u32 inject_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 			struct pcm_rng *rng, u32 nbits)
 {
 	const struct pcm_ecc_geom *g = &e->geom;
 	u32 total = sector_bits(g), i, pos;
 
 	nbits = min(nbits, total);
-	bitmap_zero(c->flipped, total);
+	bitmap_zero(rd->c->flipped, total);
 	for (i = 0; i < nbits; i++) {
 		do {
 			pos = pcm_rng_next(rng) % total;
-		} while (test_bit(pos, c->flipped));
-		__set_bit(pos, c->flipped);
-		flip_bit(g, c->data, c->parity, pos);
+		} while (test_bit(pos, rd->c->flipped));
+		__set_bit(pos, rd->c->flipped);
+		flip_bit(rd, pos);
 	}
 	atomic64_add(nbits, &e->figs[PCM_ECC_INJECTED_BITS]);
 	return nbits;
 }
 
 /* The raw bit errors of one read of a sector, by geometric skipping. */
-static u32 rber_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
+static u32 rber_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 		      const struct pcm_err_rate *rate, struct pcm_rng *rng)
 {
 	const struct pcm_ecc_geom *g = &e->geom;
@@ -439,7 +511,7 @@ static u32 rber_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
 		k = pcm_err_skip(rate, rng, total - pos);
 		if (k >= total - pos)
 			break;
-		flip_bit(g, c->data, c->parity, pos + k);
+		flip_bit(rd, pos + k);
 		flips++;
 	}
 	if (flips)
@@ -451,10 +523,11 @@ static u32 rber_flips(struct pcm_ecc_dev *e, struct pcm_ecc_ctx *c,
  * One sector of the bio at @it (its parity at @p), as read: apply the
  * errors, decode every codeword, classify against what the device held,
  * put the result in the bio.  The bio keeps what the device returned
- * until the end, so a sector with no error drawn that decodes clean (the
- * decoder recomputed its parity and found it equal) is left as it is, and
- * the truth is the bio's own data when the decoder did something.
- * Returns false when it is uncorrectable (zeroed).
+ * until the end: a sector the model left alone is checked where it lies
+ * (its parity computed from the bio's page and compared), and one it
+ * changed, or whose parity differs, is decoded in a private copy, the
+ * bio's own data being the truth.  A sector that straddles two bvecs is
+ * copied from the start.  Returns false when it is uncorrectable (zeroed).
  */
 static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
 			    struct bvec_iter *it, sector_t lsector, const u8 *p,
@@ -463,25 +536,46 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	const struct pcm_ecc_geom *g = &e->geom;
+	struct ecc_rd rd = { .c = c, .g = g, .p = p };
 	struct bvec_iter at = *it, again;
 	unsigned int failed;
 	u32 inj, flips = 0;
+	bool good = true;
+	const u8 *truth;
 	int ret;
 
-	bio_sector_copy(bio, it, c->data, false);
-	memcpy(c->parity, p, pcm_ecc_sector_parity(g));
+	rd.src = bio_sector_map(bio, at);
+	if (rd.src) {
+		bio_advance_iter_single(bio, it, PCM_ECC_SECTOR);
+	} else {
+		bio_sector_copy(bio, it, c->data, false);
+		memcpy(c->parity, p, pcm_ecc_sector_parity(g));
+		rd.copied = true;
+	}
 	inj = injected_bits(pc, lsector);
 	if (inj)
-		flips += inject_flips(e, c, rng, inj);
+		flips += inject_flips(e, &rd, rng, inj);
 	if (rate->mant)
-		flips += rber_flips(e, c, rate, rng);
-	flips += stuck_cells(e, c, ws);	/* wear hook */
+		flips += rber_flips(e, &rd, rate, rng);
+	flips += stuck_cells(e, &rd, ws);	/* wear hook */
+	if (!rd.copied) {
+		/* no error drawn: the parity of the bio's data, as decoding computes it */
+		pcm_ecc_encode_sector(&c->codec, rd.src, c->parity);
+		if (!memcmp(c->parity, p, pcm_ecc_sector_parity(g)))
+			goto out;
+		rd_copy(&rd);
+	}
 	ret = pcm_ecc_decode_sector(&c->codec, c->data, c->parity, &failed);
 	if (!ret && !flips)
-		return true;
-	again = at;
-	bio_sector_copy(bio, &again, c->truth, false);
-	switch (pcm_ecc_classify(ret, c->data, c->truth, PCM_ECC_SECTOR)) {
+		goto out;
+	if (rd.src) {
+		truth = rd.src;
+	} else {
+		again = at;
+		bio_sector_copy(bio, &again, c->truth, false);
+		truth = c->truth;
+	}
+	switch (pcm_ecc_classify(ret, c->data, truth, PCM_ECC_SECTOR)) {
 	case PCM_ECC_CLEAN:
 		break;
 	case PCM_ECC_CORRECTED:
@@ -495,11 +589,17 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 	case PCM_ECC_UNCORRECTABLE:
 		atomic64_inc(&e->figs[PCM_ECC_UNCORRECTABLE_SECTORS]);
 		memset(c->data, 0, PCM_ECC_SECTOR);
-		bio_sector_copy(bio, &at, c->data, true);
-		return false;
+		good = false;
+		break;
 	}
-	bio_sector_copy(bio, &at, c->data, true);
-	return true;
+	if (rd.src)
+		memcpy(rd.src, c->data, PCM_ECC_SECTOR);
+	else
+		bio_sector_copy(bio, &at, c->data, true);
+out:
+	if (rd.src)
+		kunmap_local(rd.src);
+	return good;
 }
 
 /*

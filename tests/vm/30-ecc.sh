@@ -4,8 +4,9 @@
 # data written reads back through the decoder, "inject" of t bits is
 # corrected and counted, more than the code corrects fails the read
 # with EIO (its neighbours unharmed), parity moves with its row, rber
-# errors are corrected under fio verify, ext4 over it is clean, and bad
-# layouts are refused with what would fit.
+# errors are corrected under fio verify, past t what each read returns
+# (refused, miscorrected, right) is what status counts, ext4 over it is
+# clean, and bad layouts are refused with what would fit.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -85,6 +86,34 @@ dmsetup message ecc 0 set rber 0
 dmsetup message ecc 0 stats reset
 dd if=/dev/mapper/ecc of=/dev/null bs=1M count=4 iflag=direct status=none
 expect_eq "set rber 0: no more errors" "$(field ecc ecc_raw_bits)" 0
+dmsetup remove ecc
+
+# --- past t, sector by sector: what each read returns is what status
+# counts.  5 bits in each of 64 sectors of a weak code (one codeword,
+# t = 2): the decoder refuses most (EIO, counted uncorrectable) and
+# miscorrects some (their data comes back wrong, counted silent); a read
+# that returns the written data is a corrected one.  The decoder works on
+# a copy and the bio's page is the truth, then takes the result ---
+wipe_meta /dev/ram0
+pcm_create ecc /dev/ram0 ecc:bch ecc_codewords:1 ecc_t:2 meta_bytes:16 seed:5 gap_interval:0
+head -c 32768 /dev/urandom > /tmp/ecc.d32
+dd if=/tmp/ecc.d32 of=/dev/mapper/ecc bs=32k oflag=direct status=none
+for s in $(seq 0 63); do dmsetup message ecc 0 inject "$s" 5; done
+failed=0 wrong=0 right=0
+for s in $(seq 0 63); do
+	if ! dd if=/dev/mapper/ecc of=/tmp/ecc.s bs=512 skip="$s" count=1 iflag=direct status=none 2>/dev/null; then
+		failed=$((failed + 1))
+	elif cmp -s /tmp/ecc.s <(dd if=/tmp/ecc.d32 bs=512 skip="$s" count=1 status=none); then
+		right=$((right + 1))
+	else
+		wrong=$((wrong + 1))
+	fi
+done
+note "64 sectors with 5 bits each, t = 2: $failed refused, $wrong miscorrected, $right right"
+expect "both refusals and miscorrections seen" test "$failed" -gt 0 -a "$wrong" -gt 0
+expect_eq "reads that failed: uncorrectable" "$(field ecc ecc_uncorrectable_sectors)" "$failed"
+expect_eq "reads that returned other data: silent" "$(field ecc ecc_silent_sectors)" "$wrong"
+expect_eq "reads that returned the data: corrected" "$(field ecc ecc_corrected_sectors)" "$right"
 dmsetup remove ecc
 
 # --- ext4 over ecc:bch, on a zeroed device (the rows' old data does not
