@@ -8,9 +8,11 @@
  * Coding runs concurrently: the ECC workqueue is not ordered, and each
  * CPU has its own coding context (lib/bch instance and sector buffers,
  * struct pcm_ecc_ctx) under a local lock held only while coding, never
- * across I/O; their parity tables are one read-only set (pcm-ecc.c).  A
- * row's parity area travels in a buffer of the request's own (a mempool),
- * so parity I/O of different requests overlaps.
+ * across I/O; their parity tables are one read-only set (pcm-ecc.c).
+ * Where parity is computed by carry-less multiply, a row's coding is also
+ * one FPU section (pcm_ecc_simd_begin(): kernel_fpu_begin()).  A row's
+ * parity area travels in a buffer of the request's own (a mempool), so
+ * parity I/O of different requests overlaps.
  *
  *  - A write is mapped as any other (it counts in its epoch, may park),
  *    then queued instead of issued: the worker locks its rows (hashed
