@@ -8,9 +8,11 @@
  * Coding runs concurrently: the ECC workqueue is not ordered, and each
  * CPU has its own coding context (lib/bch instance and sector buffers,
  * struct pcm_ecc_ctx) under a local lock held only while coding, never
- * across I/O; their parity tables are one read-only set (pcm-ecc.c).  A
- * row's parity area travels in a buffer of the request's own (a mempool),
- * so parity I/O of different requests overlaps.
+ * across I/O; their parity tables are one read-only set (pcm-ecc.c).
+ * Where parity is computed by carry-less multiply, a row's coding is also
+ * one FPU section (pcm_ecc_simd_begin(): kernel_fpu_begin()).  A row's
+ * parity area travels in a buffer of the request's own (a mempool), so
+ * parity I/O of different requests overlaps.
  *
  *  - A write is mapped as any other (it counts in its epoch, may park),
  *    then queued instead of issued: the worker locks its rows (hashed
@@ -284,6 +286,7 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	}
 	local_lock(&pc->ecc->ctx->lock);
 	c = this_cpu_ptr(pc->ecc->ctx);
+	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	for (i = 0; i < sp->n; i++) {
 		u8 *parity = meta + (sp->first + i) * mb;
 		u8 *d = bio_sector_map(bio, *it);
@@ -298,6 +301,7 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 			pcm_ecc_encode_sector(&c->codec, c->data, parity);
 		}
 	}
+	pcm_ecc_simd_end(&c->codec);
 	local_unlock(&pc->ecc->ctx->lock);
 }
 
@@ -630,6 +634,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	ecc_row_rate(pc, sp, &rate);
 	local_lock(&e->ctx->lock);
 	c = this_cpu_ptr(e->ctx);
+	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	for (i = 0; i < sp->n; i++) {
 		/* wear hook: the stuck cells of this sector of the row */
 		pcm_wear_stuck_begin(pc, sp->slot, sp->first + i, sector_bits(&e->geom), &ws);
@@ -637,6 +642,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 					meta + (sp->first + i) * e->geom.meta_bytes,
 					&rate, rng, &ws);
 	}
+	pcm_ecc_simd_end(&c->codec);
 	local_unlock(&e->ctx->lock);
 	return good;
 }
@@ -850,6 +856,16 @@ static void meta_pool_free(void *p, void *len)
 	kvfree(p);
 }
 
+/* Which engine computes parity, said once per engine while the module is loaded. */
+static void ecc_log_engine(const struct pcm_ecc *codec)
+{
+	static unsigned long said;	/* bit 0: clmul, 1: tables, 2: lib/bch */
+	const char *what = pcm_ecc_engine(codec);
+
+	if (!test_and_set_bit(pcm_ecc_clmul(codec) ? 0 : pcm_ecc_fast(codec) ? 1 : 2, &said))
+		DMINFO("ecc:bch parity engine: %s", what);
+}
+
 int pcm_ecc_dev_init(struct pcm_c *pc)
 {
 	struct pcm_ecc *first = NULL;
@@ -883,6 +899,7 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 			return -ENOMEM;
 		first = first ?: &c->codec;
 	}
+	ecc_log_engine(first);
 	e->wq = alloc_workqueue("dm-" DM_MSG_PREFIX "-ecc", WQ_MEM_RECLAIM, 0);
 	return e->wq ? 0 : -ENOMEM;
 }

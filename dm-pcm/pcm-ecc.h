@@ -21,7 +21,11 @@
  * is computed by table-driven slicing (pcm-ecc.c), byte for byte what
  * bch_encode() gives, with tables that codecs of one geometry may share
  * read-only (pcm_ecc_init_shared()); lib/bch decodes only a codeword
- * whose parity does not match.
+ * whose parity does not match.  Where the parity fits 64 bits and the CPU
+ * has a carry-less multiply (x86-64 PCLMULQDQ), it is computed by CRC
+ * folding instead, between pcm_ecc_simd_begin() and pcm_ecc_simd_end():
+ * a section that may use the FPU (kernel_fpu_begin()), short, never
+ * across I/O.
  */
 #ifndef DM_PCM_ECC_H
 #define DM_PCM_ECC_H
@@ -65,6 +69,7 @@ struct pcm_ecc {
 	unsigned int *errloc;	/* t slots, for bch_decode() */
 	struct pcm_ecc_tab *tab;	/* parity tables (shared), or NULL: bch_encode() */
 	u8 *calc;		/* a sector's parity as computed, for decoding */
+	bool simd;		/* in a pcm_ecc_simd_begin() section that may use clmul */
 };
 
 /* What decoding a codeword or a sector did, against the truth. */
@@ -85,6 +90,11 @@ int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g);
 int pcm_ecc_init_shared(struct pcm_ecc *e, struct pcm_ecc *from);
 void pcm_ecc_exit(struct pcm_ecc *e);
 bool pcm_ecc_fast(const struct pcm_ecc *e);
+bool pcm_ecc_clmul(const struct pcm_ecc *e);
+const char *pcm_ecc_engine(const struct pcm_ecc *e);
+bool pcm_ecc_simd_begin(struct pcm_ecc *e);
+void pcm_ecc_simd_end(struct pcm_ecc *e);
+void pcm_ecc_encode(struct pcm_ecc *e, const u8 *d, unsigned int len, u8 *parity);
 void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity);
 void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity);
 int pcm_ecc_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *parity);

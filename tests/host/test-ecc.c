@@ -374,6 +374,33 @@ static void flip_random(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *par,
 	}
 }
 
+/* Flip @w distinct bits of codeword @cw at random, among every stored bit (padding too). */
+static void flip_anywhere(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *par, unsigned int w)
+{
+	unsigned int bits[8 * (512 + PCM_ECC_MAX_META)], n;
+	unsigned int nb = 8 * (pcm_ecc_cw_len(&e->geom, cw) + e->geom.parity_bytes);
+
+	for (n = 0; n < nb; n++)
+		bits[n] = n;
+	flip_random(e, cw, data, par, w, bits, nb);
+}
+
+/*
+ * A codec for @cw codewords of @t bits with the most metadata: false if
+ * the geometry is refused, or if the codec is not set up (counted in @bad).
+ */
+static bool codec_for(struct pcm_ecc *e, struct pcm_ecc_geom *g, unsigned int cw,
+		      unsigned int t, long *bad)
+{
+	if (geom(g, cw, t, PCM_ECC_MAX_META))
+		return false;
+	if (pcm_ecc_init(e, g)) {
+		(*bad)++;
+		return false;
+	}
+	return true;
+}
+
 /* Random patterns of weight 1..t on the papers' codes (12000 each): all corrected. */
 static void test_random_up_to_t(void)
 {
@@ -636,12 +663,8 @@ static void test_fast_parity(void)
 			cw = 1 + rnd() % PCM_ECC_MAX_CODEWORDS;
 			t = 1 + rnd() % (rnd() % 2 ? 8 : PCM_ECC_MAX_T);
 		}
-		if (geom(&g, cw, t, PCM_ECC_MAX_META))
+		if (!codec_for(&e, &g, cw, t, &bad))
 			continue;
-		if (pcm_ecc_init(&e, &g)) {
-			bad++;
-			continue;
-		}
 		codes++;
 		tables = g.parity_bytes <= 32;
 		if (pcm_ecc_fast(&e) != tables) {
@@ -668,7 +691,7 @@ static void test_fast_decode_same(void)
 {
 	u8 truth[512], tpar[PCM_ECC_MAX_META], d1[512], p1[PCM_ECC_MAX_META];
 	u8 d2[512], p2[PCM_ECC_MAX_META];
-	unsigned int bits[4096 + 1024], n, nb, w, cw, f1, f2, sp, i, k, j, ncw;
+	unsigned int w, cw, f1, f2, sp, i, k, j, ncw;
 	struct pcm_ecc_geom g;
 	struct pcm_ecc e;
 	long bad = 0, trials = 0, beyond = 0;
@@ -695,11 +718,7 @@ static void test_fast_decode_same(void)
 				cw = rnd() % g.codewords;
 				w = 1 + rnd() % (g.t + 3);
 				beyond += w > g.t;
-				/* every stored bit, padding too */
-				nb = 8 * (pcm_ecc_cw_len(&g, cw) + g.parity_bytes);
-				for (n = 0; n < nb; n++)
-					bits[n] = n;
-				flip_random(&e, cw, d1, p1, w, bits, nb);
+				flip_anywhere(&e, cw, d1, p1, w);
 			}
 			memcpy(d2, d1, 512);
 			memcpy(p2, p1, sp);
@@ -750,6 +769,182 @@ static void test_shared_tables(void)
 	pcm_ecc_exit(&c);	/* twice: a zeroed codec */
 }
 
+#ifdef __x86_64__
+/* Whether this host can run the clmul parity (what the shim's boot_cpu_has() asks). */
+static bool host_clmul(void)
+{
+	return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("ssse3");
+}
+
+/*
+ * The parity of every length from 1 to @max bytes at random alignments,
+ * through pcm_ecc_encode() (clmul inside a section), against bch_encode();
+ * returns the mismatches.  The bytes around the parity stay as they were.
+ */
+static long clmul_lengths(struct pcm_ecc *e, unsigned int max, unsigned int rounds)
+{
+	u8 buf[512 + 16], *d, want[8], got[8 + 2];
+	unsigned int pb = e->geom.parity_bytes, len, r;
+	long bad = 0;
+
+	for (r = 0; r < rounds; r++) {
+		for (len = 1; len <= max; len++) {
+			d = buf + rnd() % 16;
+			if (r % 3 == 0)
+				pattern(buf, 4, 0);
+			else
+				pattern(buf, r % 3 == 1 ? 2 : 3, rnd() % (8 * sizeof(buf) - 64));
+			memset(want, 0, pb);
+			bch_encode(e->bch, d, len, want);
+			memset(got, 0x5a, sizeof(got));
+			if (!pcm_ecc_simd_begin(e))
+				return -1;
+			pcm_ecc_encode(e, d, len, got + 1);
+			pcm_ecc_simd_end(e);
+			bad += !!memcmp(want, got + 1, pb) || got[0] != 0x5a || got[pb + 1] != 0x5a;
+		}
+	}
+	return bad;
+}
+
+/* fast_vs_bch() inside a clmul section; -1 if clmul would not start */
+static long clmul_vs_bch(struct pcm_ecc *e, unsigned int single_bits)
+{
+	long bad;
+
+	if (!pcm_ecc_simd_begin(e))
+		return -1;
+	bad = fast_vs_bch(e, single_bits);
+	pcm_ecc_simd_end(e);
+	return bad;
+}
+
+/*
+ * Carry-less multiply parity (where the parity fits 64 bits): the codec
+ * uses it, and it is byte for byte bch_encode()'s for every built-in
+ * layout, every codeword count, random geometries with m * t <= 64, every
+ * length from 1 to 512 bytes at random alignments; decoding inside a
+ * section gives what lib/bch alone gives.
+ */
+static void test_clmul_parity(void)
+{
+	u8 truth[512], d1[512], d2[512], p1[PCM_ECC_MAX_META], p2[PCM_ECC_MAX_META];
+	unsigned int cw, t, i, j, f1, f2, sp;
+	const struct pcm_ecc_layout *l;
+	long bad = 0, codes = 0, clmul = 0, decodes = 0;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	int r1, r2;
+
+	if (!host_clmul()) {
+		printf("#   SKIP: this host has no PCLMULQDQ\n");
+		return;
+	}
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g),
+		      "%s", l->name);
+		check(pcm_ecc_clmul(&e) == (g.m * g.t <= 64), "%s: clmul %d, m * t = %u",
+		      l->name, pcm_ecc_clmul(&e), g.m * g.t);
+		check(!strcmp(pcm_ecc_engine(&e), g.m * g.t <= 64 ? "clmul" : "tables"),
+		      "%s: engine %s", l->name, pcm_ecc_engine(&e));
+		if (pcm_ecc_clmul(&e)) {
+			check(!clmul_vs_bch(&e, 4096), "%s: clmul parity differs", l->name);
+			check(!clmul_lengths(&e, pcm_ecc_cw_len(&g, 0) + 1, 20),
+			      "%s: clmul parity of some length differs", l->name);
+		}
+		pcm_ecc_exit(&e);
+	}
+	for (i = 0; i < 700; i++) {
+		if (i < 256) {	/* every codeword count, the largest t with m * t <= 64 */
+			cw = i + 1;
+			t = 1 + rnd() % 8;
+		} else if (i < 260) {	/* one codeword: every length up to 512 */
+			cw = 1;
+			t = i - 255;
+		} else {
+			cw = 1 + rnd() % PCM_ECC_MAX_CODEWORDS;
+			t = 1 + rnd() % 12;
+		}
+		if (!codec_for(&e, &g, cw, t, &bad))
+			continue;
+		codes++;
+		if (pcm_ecc_clmul(&e) != (e.bch->ecc_bits <= 64)) {
+			printf("#   %u codewords, t %u, %u ecc bits: clmul %d\n", cw, t,
+			       e.bch->ecc_bits, pcm_ecc_clmul(&e));
+			bad++;
+		}
+		if (pcm_ecc_clmul(&e)) {
+			clmul++;
+			bad += clmul_vs_bch(&e, 16) != 0;
+			if (i >= 256 && i < 260)
+				bad += clmul_lengths(&e, 512, 3) != 0;
+			else
+				bad += clmul_lengths(&e, pcm_ecc_cw_len(&g, 0), 1) != 0;
+			/* decoding in a section: what lib/bch alone does */
+			sp = pcm_ecc_sector_parity(&g);
+			for (j = 0; j < 20; j++, decodes++) {
+				fill(truth, 512);
+				ref_encode(&e, truth, p1);
+				memcpy(d1, truth, 512);
+				flip_anywhere(&e, rnd() % g.codewords, d1, p1, 1 + rnd() % (g.t + 2));
+				memcpy(d2, d1, 512);
+				memcpy(p2, p1, sp);
+				pcm_ecc_simd_begin(&e);
+				r1 = pcm_ecc_decode_sector(&e, d1, p1, &f1);
+				pcm_ecc_simd_end(&e);
+				r2 = ref_decode_sector(&e, d2, p2, &f2);
+				bad += r1 != r2 || f1 != f2 || memcmp(d1, d2, 512) ||
+				       memcmp(p1, p2, sp);
+			}
+		}
+		pcm_ecc_exit(&e);
+	}
+	printf("#   %ld geometries: %ld with clmul, %ld decodes\n", codes, clmul, decodes);
+	check(!bad && clmul > 250, "%ld mismatches", bad);
+	check(!pcm_shim_fpu_depth && pcm_shim_fpu_sections > 1000,
+	      "FPU sections: %d open, %d in all", pcm_shim_fpu_depth, pcm_shim_fpu_sections);
+}
+
+/*
+ * The fallbacks: where the FPU may not be used (may_use_simd() false) a
+ * section starts no kernel_fpu_begin() and parity comes from the tables;
+ * a CPU without PCLMULQDQ gives a codec without clmul.  Both still give
+ * bch_encode()'s parity.
+ */
+static void test_clmul_fallback(void)
+{
+	const struct pcm_ecc_layout *l;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	int sections;
+
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g),
+		      "%s", l->name);
+		pcm_shim_no_simd = true;
+		sections = pcm_shim_fpu_sections;
+		check(!pcm_ecc_simd_begin(&e) && !e.simd, "%s: a section without the FPU", l->name);
+		check(!fast_vs_bch(&e, 512), "%s: fallback parity differs", l->name);
+		pcm_ecc_simd_end(&e);
+		check(pcm_shim_fpu_sections == sections && !pcm_shim_fpu_depth,
+		      "%s: kernel_fpu_begin() where the FPU may not be used", l->name);
+		pcm_shim_no_simd = false;
+		pcm_ecc_exit(&e);
+
+		pcm_shim_no_cpu_simd = true;
+		check(!pcm_ecc_init(&e, &g), "%s", l->name);
+		check(!pcm_ecc_clmul(&e) && !strcmp(pcm_ecc_engine(&e), "tables"),
+		      "%s: clmul without PCLMULQDQ", l->name);
+		check(!pcm_ecc_simd_begin(&e), "%s: a section without PCLMULQDQ", l->name);
+		check(!fast_vs_bch(&e, 512), "%s: no-PCLMULQDQ parity differs", l->name);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_cpu_simd = false;
+		pcm_ecc_exit(&e);
+	}
+	check(!pcm_shim_fpu_depth, "an FPU section left open");
+}
+#endif
+
 int main(void)
 {
 	RUN(test_layouts);
@@ -765,5 +960,9 @@ int main(void)
 	RUN(test_fast_parity);
 	RUN(test_fast_decode_same);
 	RUN(test_shared_tables);
+#ifdef __x86_64__
+	RUN(test_clmul_parity);
+	RUN(test_clmul_fallback);
+#endif
 	return tap_done();
 }

@@ -145,6 +145,7 @@ static inline u8 bitrev8(u8 b)
 }
 
 #define cpu_to_be32(x)		__builtin_bswap32(x)
+#define swab64(x)		__builtin_bswap64(x)
 
 /* math64.h, as on 64-bit kernels (CONFIG_ARCH_SUPPORTS_INT128) */
 static inline u64 mul_u64_u64_shr(u64 a, u64 mul, unsigned int shift)
@@ -300,5 +301,39 @@ static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
 	return __atomic_compare_exchange_n(&v->counter, old, new, false,
 					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
+
+/*
+ * x86 SIMD in the kernel (asm/cpufeature.h, asm/fpu/api.h, asm/simd.h):
+ * the CPU's own features, and knobs a test sets to force the fallbacks
+ * (a CPU without PCLMULQDQ, a context where the FPU may not be used).
+ * kernel_fpu_begin() does not nest: the shim fails the run if it does,
+ * or if a section is left open (pcm_shim_fpu_depth).
+ */
+#ifdef __x86_64__
+#define CONFIG_X86_64		1
+#define X86_FEATURE_PCLMULQDQ	"pclmul"
+#define X86_FEATURE_SSSE3	"ssse3"
+__attribute__((weak)) bool pcm_shim_no_cpu_simd, pcm_shim_no_simd;
+__attribute__((weak)) int pcm_shim_fpu_depth, pcm_shim_fpu_sections;
+#define boot_cpu_has(f)		(!pcm_shim_no_cpu_simd && __builtin_cpu_supports(f))
+
+static inline bool may_use_simd(void)
+{
+	return !pcm_shim_no_simd;
+}
+
+static inline void kernel_fpu_begin(void)
+{
+	if (pcm_shim_fpu_depth++)
+		abort();
+	pcm_shim_fpu_sections++;
+}
+
+static inline void kernel_fpu_end(void)
+{
+	if (--pcm_shim_fpu_depth)
+		abort();
+}
+#endif
 
 #endif
