@@ -586,7 +586,10 @@ static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
 /*
  * The common case in one pass, without a lock: a read or a plain write
  * within one row of a device of one unrandomized domain whose gate is
- * down.  Everything else goes through pcm_map_bio(), a gated write
+ * down, its metadata writable (map_fast_ok: one flag for both, so a
+ * write tests nothing a read does not; read racily, as meta_failed was:
+ * a write racing a failed persist fails or not, either is right).  Everything else goes through
+ * pcm_map_bio(), a gated write
  * through map_parked().  Reads the bio before pcm_enter()'s stores, so
  * it reads it once.  Inlined into pcm_map(), and what is rare is a tail
  * call: nothing lives across a call, so the hot path saves no registers.
@@ -605,11 +608,10 @@ static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 	/* status counts reads and writes as READS + write, READ_BYTES + write */
 	BUILD_BUG_ON(PCM_WRITES != PCM_READS + 1 || PCM_WRITE_BYTES != PCM_READ_BYTES + 1);
 
-	/* empty, over a row's end, not a plain read or write, or domains */
+	/* empty, over a row's end, not a plain read or write, domains, meta_failed */
 	if (unlikely(!n || ((in_row + n - 1) >> shift) ||
 		     (bio->bi_opf & (REQ_OP_MASK & ~REQ_OP_WRITE)) ||
-		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) || !pc->one_domain ||
-		     (write && READ_ONCE(pc->meta_failed))))
+		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) || !data_race(pc->map_fast_ok)))
 		return map_slow(pc, bio, io);
 	pcm_enter(pc, io);
 	if (write && unlikely(READ_ONCE(dom->gate)))

@@ -278,6 +278,7 @@ out:
 	if (!r) {
 		pc->loaded = true;
 		pc->meta_failed = false;
+		WRITE_ONCE(pc->map_fast_ok, pc->one_domain);
 	}
 	mutex_unlock(&pc->meta_lock);
 	return r;
@@ -324,6 +325,8 @@ int pcm_meta_persist(struct pcm_c *pc, bool both)
 	}
 	if (r) {
 		WRITE_ONCE(pc->meta_failed, true);
+		/* writes now fail in pcm_map_bio(): map_fast() does not look */
+		WRITE_ONCE(pc->map_fast_ok, false);
 		DMERR("%s: superblock write failed (%d): refusing writes until reloaded",
 		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
 		return r;

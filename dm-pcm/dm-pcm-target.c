@@ -247,6 +247,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 		return -ENOMEM;
 	pc->randomize = pc->cfg.val[PCM_RANDOMIZE] != 0;
 	pc->one_domain = pc->nr_domains == 1 && !pc->randomize;
+	pc->map_fast_ok = pc->one_domain;
 	for (d = 0; d < pc->nr_domains; d++) {
 		struct pcm_domain *dom = &pc->dom[d];
 

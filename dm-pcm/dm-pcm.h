@@ -223,6 +223,7 @@ struct pcm_c {
 	u32 domain_shift;		/* log2(nr_domains) when a power of two */
 	bool randomize;
 	bool one_domain;		/* one domain, not randomized: row == domain row */
+	bool map_fast_ok;		/* one_domain and not meta_failed: map_fast() */
 	u32 row_mask;			/* sectors per row - 1 */
 	bool read_only;			/* table loaded without write access */
 	struct pcm_layout layout;	/* where rows and superblocks are */
