@@ -611,7 +611,9 @@ static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 	/* empty, over a row's end, not a plain read or write, domains, meta_failed */
 	if (unlikely(!n || ((in_row + n - 1) >> shift) ||
 		     (bio->bi_opf & (REQ_OP_MASK & ~REQ_OP_WRITE)) ||
-		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) || !data_race(pc->map_fast_ok)))
+		     (bio->bi_opf & (REQ_FUA | REQ_PREFLUSH)) ||
+		     /* racy: a write racing a failed persist may pass */
+		     !data_race(pc->map_fast_ok)))
 		return map_slow(pc, bio, io);
 	pcm_enter(pc, io);
 	if (write && unlikely(READ_ONCE(dom->gate)))
