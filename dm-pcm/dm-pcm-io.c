@@ -588,11 +588,11 @@ static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
  * within one row of a device of one unrandomized domain whose gate is
  * down, its metadata writable (map_fast_ok: one flag for both, so a
  * write tests nothing a read does not; read racily, as meta_failed was:
- * a write racing a failed persist fails or not, either is right).  Everything else goes through
- * pcm_map_bio(), a gated write
- * through map_parked().  Reads the bio before pcm_enter()'s stores, so
- * it reads it once.  Inlined into pcm_map(), and what is rare is a tail
- * call: nothing lives across a call, so the hot path saves no registers.
+ * a write racing a failed persist fails or not, either is right).
+ * Everything else goes through pcm_map_bio(), a gated write through
+ * map_parked().  Reads the bio before pcm_enter()'s stores, so it reads
+ * it once.  Inlined into pcm_map(), and what is rare is a tail call:
+ * nothing lives across a call, so the hot path saves few registers.
  */
 static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 				    struct pcm_io *io, sector_t sector)
