@@ -343,6 +343,43 @@ static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 	return done;
 }
 
+/*
+ * map_run() for one unrandomized domain: the run's rows from one reading
+ * of the registers (they cannot change under a bio that entered: a move
+ * waits for it), counted one by one as map_run() does.
+ */
+static u32 map_run_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
+{
+	u32 shift = pc->layout.row_shift, left = bio_sectors(bio), done, rows, i;
+	struct pcm_domain *dom = pc->dom;
+	unsigned int seq;
+	u64 p, run, slot;
+
+	if (op_is_write(bio_op(bio)) && unlikely(READ_ONCE(dom->gate)))
+		return 0;
+	do {
+		seq = read_seqcount_begin(&dom->seq);
+		p = pcm_sg_map(&dom->regs, dom->nr_rows, row);
+		run = pcm_sg_run(&dom->regs, dom->nr_rows, row);
+	} while (read_seqcount_retry(&dom->seq, seq));
+	run = min_t(u64, run, PCM_RUN_ROWS);
+	done = min_t(u64, left, (run << shift) - in_row);
+	slot = pc->layout.offset + (p << shift);
+	if (programs_cells(bio)) {
+		rows = (in_row + done + (1U << shift) - 1) >> shift;
+		for (i = 0; i < rows; i++) {
+			/* as map_run(): a row after the gate went up is not written */
+			if (i && unlikely(READ_ONCE(dom->gate))) {
+				done = (i << shift) - in_row;
+				break;
+			}
+			row_written(pc, dom, slot + ((u64)i << shift));
+		}
+	}
+	bio->bi_iter.bi_sector = slot + in_row;
+	return done;
+}
+
 /* The mover: writes of domain row @row park from now on.  Then pcm_grace(). */
 void pcm_hold_row(struct pcm_domain *dom, u64 row)
 {
@@ -531,7 +568,8 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 		}
 	} else {
 		/* only map context sees a bio over rows: waiting ones were cut */
-		n = map_run(pc, bio, row, in_row);
+		n = pc->one_domain ? map_run_one(pc, bio, row, in_row) :
+				     map_run(pc, bio, row, in_row);
 		if (n) {
 			if (n < bio_sectors(bio))
 				dm_accept_partial_bio(bio, n);

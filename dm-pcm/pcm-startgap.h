@@ -52,6 +52,24 @@ static inline u64 pcm_sg_map(const struct pcm_sg_domain *dom, u64 nr_rows, u64 r
 	return p >= dom->gap ? p + 1 : p;
 }
 
+/*
+ * Domain rows from @row on that lie back to back from pcm_sg_map(@row):
+ * the run ends where it would reach the gap, where start's rotation wraps
+ * and at the domain's last row.  One reading of the registers places a
+ * whole multi-row bio.
+ */
+static inline u64 pcm_sg_run(const struct pcm_sg_domain *dom, u64 nr_rows, u64 row)
+{
+	u64 p = row + dom->start;
+
+	if (p < nr_rows)
+		return (p < dom->gap ? dom->gap : nr_rows) - p;
+	p -= nr_rows;
+	if (p < dom->gap && dom->gap - p < nr_rows - row)
+		return dom->gap - p;
+	return nr_rows - row;
+}
+
 /* Backing row of domain @d's physical row @p when @domains interleave. */
 static inline u64 pcm_sg_backing_row(u32 domains, u32 d, u64 p)
 {

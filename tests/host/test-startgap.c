@@ -32,6 +32,38 @@ static void test_map_bijection(void)
 	check(bad == 0, "%ld collisions or gap hits", bad);
 }
 
+/*
+ * pcm_sg_run() is the longest run of back-to-back rows, in every state of
+ * every small domain: each of its rows follows the one before, and the
+ * row after it (if any) does not.
+ */
+static void test_run_exact(void)
+{
+	struct pcm_sg_domain dom;
+	u64 n, l, k, run;
+	long bad = 0, runs = 0;
+
+	for (n = 1; n <= MAXN; n++) {
+		for (dom.start = 0; dom.start < n; dom.start++) {
+			for (dom.gap = 0; dom.gap <= n; dom.gap++) {
+				for (l = 0; l < n; l++) {
+					run = pcm_sg_run(&dom, n, l);
+					runs++;
+					if (!run || l + run > n)
+						bad++;
+					for (k = 1; k < run && l + k < n; k++)
+						if (pcm_sg_map(&dom, n, l + k) != pcm_sg_map(&dom, n, l) + k)
+							bad++;
+					if (l + run < n &&
+					    pcm_sg_map(&dom, n, l + run) == pcm_sg_map(&dom, n, l) + run)
+						bad++;
+				}
+			}
+		}
+	}
+	check(bad == 0 && runs > 20000, "%ld of %ld runs wrong", bad, runs);
+}
+
 /* pcm_sg_row_at() inverts pcm_sg_map() in every state. */
 static void test_row_at_inverts(void)
 {
@@ -182,6 +214,7 @@ static void test_feistel_permutation(void)
 int main(void)
 {
 	RUN(test_map_bijection);
+	RUN(test_run_exact);
 	RUN(test_row_at_inverts);
 	RUN(test_moves_keep_data);
 	RUN(test_rotation);
