@@ -76,19 +76,40 @@ static struct pcm_io *io_of(struct bio *bio)
 	return dm_per_bio_data(bio, sizeof(struct pcm_io));
 }
 
-static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
+/* Enter the current epoch; returns it. */
+static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
 {
 	unsigned int idx = READ_ONCE(pc->epoch) & 1;
 
-	io->state = PCM_IO_MAPPED + idx;
-	io->timed = false;
 	this_cpu_inc(pc->inflight->enter[idx]);
 	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
+	return idx;
+}
+
+static inline void io_entered(struct pcm_io *io, unsigned int idx)
+{
+	io->state = PCM_IO_MAPPED + idx;
+	io->timed = false;
+}
+
+static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
+{
+	io_entered(io, pcm_enter_epoch(pc));
 }
 
 static noinline void pcm_wake_drain(struct pcm_c *pc)
 {
 	wake_up(&pc->drain_wq);
+}
+
+/* A bio of epoch @idx is over: count its exit. */
+static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
+{
+	smp_mb(); /* what the bio did comes before its count drops */
+	this_cpu_inc(pc->inflight->exit[idx]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
+	if (unlikely(READ_ONCE(pc->draining)))
+		pcm_wake_drain(pc);
 }
 
 /* The bio's backing I/O is over, or it was never issued: drop its count. */
@@ -99,11 +120,46 @@ static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
 	if (io->state < PCM_IO_MAPPED)
 		return;
 	io->state = PCM_IO_DONE;
-	smp_mb(); /* what the bio did comes before its count drops */
-	this_cpu_inc(pc->inflight->exit[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
-	if (unlikely(READ_ONCE(pc->draining)))
-		pcm_wake_drain(pc);
+	pcm_exit_epoch(pc, idx);
+}
+
+/*
+ * A clone's bi_private, which the dm core leaves to the target (as
+ * dm_hook_bio() uses it), is either its pcm_io, or for a bio map_fast()
+ * sent on with nothing more to do, only its epoch, tagged in bit 0 (a
+ * pcm_io is aligned): such a bio needs no dm_per_bio_data() call in .map
+ * and end_io only counts its exit.
+ */
+#define PCM_EPOCH_TAG	1UL
+
+static inline void *epoch_tag(unsigned int idx)
+{
+	BUILD_BUG_ON(__alignof__(struct pcm_io) <= PCM_EPOCH_TAG);
+	return (void *)(((unsigned long)idx << 1) | PCM_EPOCH_TAG);
+}
+
+/* The bio's pcm_io, from now on its clone's bi_private. */
+static struct pcm_io *io_attach(struct bio *bio)
+{
+	struct pcm_io *io = io_of(bio);
+
+	bio->bi_private = io;
+	return io;
+}
+
+/*
+ * What is rare after map_fast() entered the bio needs its pcm_io: @io
+ * (map_ecc()'s, entered already), or attach it in place of the epoch tag.
+ */
+static struct pcm_io *io_fast(struct bio *bio, struct pcm_io *io)
+{
+	unsigned long tag = (unsigned long)bio->bi_private;
+
+	if (io)
+		return io;
+	io = io_attach(bio);
+	io_entered(io, tag >> 1);
+	return io;
 }
 
 static unsigned long inflight_sum(struct pcm_c *pc, bool exits, unsigned int idx)
@@ -594,6 +650,8 @@ static int map_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io, int 
 /* map_fast() could not: the bio is not a plain read or write within a row. */
 static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
+	if (!io)
+		io = io_attach(bio);
 	io->state = PCM_IO_IDLE;
 	io->timed = false;
 	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io, true));
@@ -603,13 +661,14 @@ static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *i
 static noinline int map_fast_parked(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 				    struct pcm_domain *dom, u64 l, u32 in_row)
 {
+	io = io_fast(bio, io);
 	return map_charge(pc, bio, io, map_parked(pc, bio, dom, l, in_row));
 }
 
 /* map_fast() remapped a bio the timing model must charge (out of line: rare). */
 static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
-	pcm_timing_charge(pc, bio, io);
+	pcm_timing_charge(pc, bio, io_fast(bio, io));
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -617,6 +676,7 @@ static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm
 static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
 				 struct bio *bio, struct pcm_io *io)
 {
+	io = io_fast(bio, io);
 	move_fell_due(pc, dom);
 	return map_charge(pc, bio, io, DM_MAPIO_REMAPPED);
 }
@@ -631,6 +691,8 @@ static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
  * map_parked().  Reads the bio before pcm_enter()'s stores, so it reads
  * it once.  Inlined into pcm_map(), and what is rare is a tail call:
  * nothing lives across a call, so the hot path saves few registers.
+ * @io: NULL from pcm_map(), which leaves the epoch in bi_private (what is
+ * rare attaches the pcm_io); map_ecc()'s, which its work needs.
  */
 static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 				    struct pcm_io *io, sector_t sector)
@@ -641,6 +703,7 @@ static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 	bool write = op == REQ_OP_WRITE;
 	struct pcm_domain *dom = pc->dom;
 	u64 __percpu *st;
+	unsigned int idx;
 	sector_t slot;
 
 	/* status counts reads and writes as READS + write, READ_BYTES + write */
@@ -653,7 +716,11 @@ static __always_inline int map_fast(struct pcm_c *pc, struct bio *bio,
 		     /* racy: a write racing a failed persist may pass */
 		     !data_race(pc->map_fast_ok)))
 		return map_slow(pc, bio, io);
-	pcm_enter(pc, io);
+	idx = pcm_enter_epoch(pc);
+	if (io)
+		io_entered(io, idx);
+	else
+		bio->bi_private = epoch_tag(idx);
 	if (write && unlikely(READ_ONCE(dom->gate)))
 		return map_fast_parked(pc, bio, io, dom, sector >> shift, in_row);
 	/* one domain: slot_of() without its check */
@@ -694,21 +761,15 @@ static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io
 	return pcm_ecc_remapped(pc, bio, io);
 }
 
-/*
- * The clone's bi_private, which the dm core leaves to the target (as
- * dm_hook_bio() uses it), points at its pcm_io: end_io finds it with a
- * load instead of a dm_per_bio_data() call on every completion.
- */
+/* The clone's bi_private: its epoch (PCM_EPOCH_TAG), or its pcm_io. */
 int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
-	struct pcm_io *io = io_of(bio);
 
-	bio->bi_private = io;
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
-		return map_ecc(ti, bio, io);
-	return map_fast(pc, bio, io, dm_target_offset(ti, bio->bi_iter.bi_sector));
+		return map_ecc(ti, bio, io_attach(bio));
+	return map_fast(pc, bio, NULL, dm_target_offset(ti, bio->bi_iter.bi_sector));
 }
 
 /* pcm_end_io() with ecc:bch */
@@ -742,10 +803,16 @@ static noinline int end_io_timed(struct pcm_c *pc, struct bio *bio, struct pcm_i
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct pcm_c *pc = ti->private;
-	struct pcm_io *io = bio->bi_private;	/* pcm_map() */
+	unsigned long tag = (unsigned long)bio->bi_private;	/* pcm_map() */
+	struct pcm_io *io;
 
+	if (likely(tag & PCM_EPOCH_TAG)) {
+		pcm_exit_epoch(pc, tag >> 1);
+		return DM_ENDIO_DONE;
+	}
 	if (unlikely(pc->ecc_on))
 		return end_io_ecc(pc, bio, error);
+	io = bio->bi_private;
 	if (unlikely(io->timed))
 		return end_io_timed(pc, bio, io);
 	pcm_io_done(pc, io);
