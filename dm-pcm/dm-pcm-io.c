@@ -401,8 +401,11 @@ static u32 map_run(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 
 /*
  * map_run() for one unrandomized domain: the run's rows from one reading
- * of the registers (they cannot change under a bio that entered: a move
- * waits for it), counted one by one as map_run() does.
+ * of the registers, counted one by one as map_run() does.  One reading
+ * serves the whole bio: a write saw the gate down after it entered, so
+ * a move that holds one of its rows waits for it before switching; a
+ * read mapped before a switch reads the old source, intact until the
+ * next move, which waits for the read (the file's head comment).
  */
 static u32 map_run_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 {
