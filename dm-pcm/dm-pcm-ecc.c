@@ -448,6 +448,8 @@ static u32 stuck_cells(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 	u32 pos, n = 0;
 	u8 val;
 
+	if (!ws->n)
+		return 0;	/* nearly every row */
 	while (pcm_wear_stuck_next(ws, &pos, &val)) {
 		if (rd_bit(rd, pos) != val) {
 			flip_bit(rd, pos);
@@ -565,7 +567,7 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 	if (!rd.copied) {
 		/* no error drawn: the parity of the bio's data, as decoding computes it */
 		pcm_ecc_encode_sector(&c->codec, rd.src, c->parity);
-		if (!memcmp(c->parity, p, pcm_ecc_sector_parity(g)))
+		if (pcm_ecc_same(c->parity, p, pcm_ecc_sector_parity(g)))
 			goto out;
 		rd_copy(&rd);
 	}
@@ -632,12 +634,13 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	u32 i;
 
 	ecc_row_rate(pc, sp, &rate);
+	/* wear hook: the row's stuck cells, then this sector's of them */
+	pcm_wear_stuck_begin(pc, sp->slot, sector_bits(&e->geom), &ws);
 	local_lock(&e->ctx->lock);
 	c = this_cpu_ptr(e->ctx);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	for (i = 0; i < sp->n; i++) {
-		/* wear hook: the stuck cells of this sector of the row */
-		pcm_wear_stuck_begin(pc, sp->slot, sp->first + i, sector_bits(&e->geom), &ws);
+		pcm_wear_stuck_sector(&ws, sp->first + i);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,
 					&rate, rng, &ws);

@@ -291,12 +291,13 @@ u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot)
 }
 
 /*
- * Stuck-at cells of the row at @slot, in sector @k of it (a sector has
- * @sector_bits bits in ECC numbering): pcm_wear_stuck_next() gives them
- * one by one.  Deterministic in the row and seed: every read fails the
- * same way.
+ * Stuck-at cells of the row at @slot (a sector has @sector_bits bits in
+ * ECC numbering): how many the row has, once per row read;
+ * pcm_wear_stuck_sector() picks a sector of it, pcm_wear_stuck_next()
+ * gives its cells one by one.  Deterministic in the row and seed: every
+ * read fails the same way.
  */
-void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 k, u32 sector_bits,
+void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
 			  struct pcm_wear_stuck *it)
 {
 	struct pcm_wear *w = pc->wear;
@@ -308,9 +309,15 @@ void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 k, u32 sector_bit
 	it->row = (slot - pc->layout.offset) >> pc->layout.row_shift;
 	it->sector_bits = sector_bits;
 	it->nbits = sector_bits << pc->layout.row_shift;
-	it->first = k * sector_bits;
 	it->seed = pc->cfg.val[PCM_SEED];
 	it->n = pcm_stuck_count(it->seed, it->row, pcm_wear_row_x(pc, slot), it->nbits);
+}
+
+/* Sector @k of the row: its stuck cells from the first. */
+void pcm_wear_stuck_sector(struct pcm_wear_stuck *it, u32 k)
+{
+	it->i = 0;
+	it->first = k * it->sector_bits;
 }
 
 bool pcm_wear_stuck_next(struct pcm_wear_stuck *it, u32 *pos, u8 *val)

@@ -139,7 +139,7 @@ struct pcm_wear {
 	u64 persists, errors;
 };
 
-/* A worn row's stuck-at cells in one of its sectors: pcm_wear_stuck_next() */
+/* A worn row's stuck-at cells, a sector at a time: pcm_wear_stuck_next() */
 struct pcm_wear_stuck {
 	u64 seed, row;
 	u32 i, n, nbits, first, sector_bits;
@@ -354,8 +354,9 @@ void pcm_wear_suspend(struct pcm_c *pc);
 u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot);
 u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber);
 u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot);
-void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 k, u32 sector_bits,
+void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
 			  struct pcm_wear_stuck *it);
+void pcm_wear_stuck_sector(struct pcm_wear_stuck *it, u32 k);
 bool pcm_wear_stuck_next(struct pcm_wear_stuck *it, u32 *pos, u8 *val);
 void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		     unsigned int *szp);

@@ -210,11 +210,21 @@ int pcm_ecc_geom_unpack(struct pcm_ecc_geom *g, u64 word)
 #define ECC_MAX_PARITY		DIV_ROUND_UP(15 * PCM_ECC_MAX_T, 8)	/* m <= 15 */
 #define ECC_FAST_MAX_WORDS	4	/* parity bytes up to 32; more: bch_encode() */
 
-/* clmul's constants (see ecc_clmul()), from the generator at init */
+#define ECC_SECTOR_CW_MAX	32	/* ecc_sector_clmul(): codewords of 16 bytes or more */
+
+/*
+ * clmul's constants (see ecc_clmul()), from the generator at init; and
+ * for ecc_sector_clmul(), each codeword of a sector's head (a pshufb
+ * mask) and its whole 16-byte blocks after it.
+ */
 struct ecc_clmul_k {
 	u8 bswap[16];		/* pshufb: a block's bytes, last first */
 	u64 fold[2];		/* x^128 mod G, x^192 mod G */
 	u64 barrett[2];		/* floor(x^128 / G) - x^64, G - x^64 */
+	u8 head_mask[ECC_SECTOR_CW_MAX][16];	/* first h bytes, last first, zeros above */
+	u8 head[ECC_SECTOR_CW_MAX];	/* h: len % 16, or 16 */
+	u8 blocks[ECC_SECTOR_CW_MAX];	/* (len - h) / 16 */
+	bool sector;		/* ecc_sector_clmul() serves this geometry */
 };
 
 struct pcm_ecc_tab {
@@ -353,7 +363,8 @@ static __always_inline void ecc_parity_w(const u64 *t, const u8 *d, unsigned int
  *
  * Per 4 KiB row (callgrind, bench-ecc at -O2, encode / clean decode, in
  * instructions): pss 22.2K / 22.5K with the tables, 6.2K / 6.6K by clmul
- * (its 6 codewords of 85-86 bytes: 5 folds and the reduction each); onyx
+ * a codeword at a time, 5.1K / 5.5K a sector at a time (ecc_sector_clmul();
+ * its 6 codewords of 85-86 bytes: 5 folds and the reduction each); onyx
  * 38.4K / 38.9K, 19.9K / 20.3K (64 codewords of 8 bytes: the loop over
  * them is most of it now).  reram's 24 parity bytes keep the tables.
  *
@@ -365,10 +376,38 @@ static __always_inline void ecc_parity_w(const u64 *t, const u8 *d, unsigned int
 #ifdef CONFIG_X86_64
 #define ECC_CLMUL	1
 #ifdef __SSE2__
-#define ECC_XMM_CLOBBERS	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5"
+#define ECC_XMM_CLOBBERS	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6"
 #else
 #define ECC_XMM_CLOBBERS	"cc"
 #endif
+
+/*
+ * What both clmul paths' asm runs: A in xmm0, x^128 and x^192 mod G in
+ * xmm1, Barrett's constants in xmm4, the byte swap in xmm5; %[p] points
+ * at the next block, %[n] counts the blocks (one at least).
+ */
+#define ECC_ASM_FOLD	/* A = a1 (x^192 mod G) + a0 (x^128 mod G) + B, each block */ \
+	"1:\n\t"							\
+	"movdqa %%xmm0, %%xmm2\n\t"					\
+	"pclmulqdq $0x00, %%xmm1, %%xmm0\n\t"				\
+	"pclmulqdq $0x11, %%xmm1, %%xmm2\n\t"				\
+	"movdqu (%[p]), %%xmm3\n\t"					\
+	"pshufb %%xmm5, %%xmm3\n\t"					\
+	"pxor %%xmm2, %%xmm0\n\t"					\
+	"pxor %%xmm3, %%xmm0\n\t"					\
+	"add $16, %[p]\n\t"						\
+	"dec %[n]\n\t"							\
+	"jnz 1b\n"
+#define ECC_ASM_REDUCE	/* S, the low half of xmm0 */			\
+	"movdqa %%xmm0, %%xmm2\n\t"					\
+	"pclmulqdq $0x01, %%xmm1, %%xmm2\n\t"	/* a1 (x^128 mod G) */	\
+	"pslldq $8, %%xmm0\n\t"			/* a0 x^64 */		\
+	"pxor %%xmm2, %%xmm0\n\t"			/* C */			\
+	"movdqa %%xmm0, %%xmm2\n\t"					\
+	"pclmulqdq $0x01, %%xmm4, %%xmm2\n\t"	/* c1 (mu - x^64) */	\
+	"pxor %%xmm0, %%xmm2\n\t"			/* top half: q */	\
+	"pclmulqdq $0x11, %%xmm4, %%xmm2\n\t"	/* q Glow */		\
+	"pxor %%xmm2, %%xmm0\n\t"			/* low half: S */
 
 /* The first len % 16 bytes (or 16) of a codeword, as a 128-bit number */
 static __always_inline unsigned int ecc_head16(const u8 *d, unsigned int len,
@@ -430,37 +469,65 @@ static __always_inline u64 ecc_clmul(const struct ecc_clmul_k *k, const u8 *d,
 	    "movq %[hi], %%xmm2\n\t"
 	    "punpcklqdq %%xmm2, %%xmm0\n\t"		/* A */
 	    "movdqu %[fold], %%xmm1\n\t"
+	    "movdqu %[bar], %%xmm4\n\t"
 	    "test %[n], %[n]\n\t"
 	    "jz 2f\n\t"
 	    "movdqu %[bswap], %%xmm5\n"
-	    "1:\n\t"
-	    "movdqa %%xmm0, %%xmm2\n\t"
-	    "pclmulqdq $0x00, %%xmm1, %%xmm0\n\t"	/* a0 (x^128 mod G) */
-	    "pclmulqdq $0x11, %%xmm1, %%xmm2\n\t"	/* a1 (x^192 mod G) */
-	    "movdqu (%[p]), %%xmm3\n\t"
-	    "pshufb %%xmm5, %%xmm3\n\t"			/* B */
-	    "pxor %%xmm2, %%xmm0\n\t"
-	    "pxor %%xmm3, %%xmm0\n\t"
-	    "add $16, %[p]\n\t"
-	    "dec %[n]\n\t"
-	    "jnz 1b\n"
+	    ECC_ASM_FOLD
 	    "2:\n\t"
-	    "movdqa %%xmm0, %%xmm2\n\t"
-	    "pclmulqdq $0x01, %%xmm1, %%xmm2\n\t"	/* a1 (x^128 mod G) */
-	    "pslldq $8, %%xmm0\n\t"			/* a0 x^64 */
-	    "pxor %%xmm2, %%xmm0\n\t"			/* C */
-	    "movdqu %[bar], %%xmm4\n\t"
-	    "movdqa %%xmm0, %%xmm2\n\t"
-	    "pclmulqdq $0x01, %%xmm4, %%xmm2\n\t"	/* c1 (mu - x^64) */
-	    "pxor %%xmm0, %%xmm2\n\t"			/* top half: q */
-	    "pclmulqdq $0x11, %%xmm4, %%xmm2\n\t"	/* q Glow */
-	    "pxor %%xmm2, %%xmm0\n\t"			/* low half: S */
+	    ECC_ASM_REDUCE
 	    "movq %%xmm0, %[lo]"
 	    : [lo] "+r" (lo), [p] "+r" (p), [n] "+r" (n)
 	    : [hi] "r" (hi), [fold] "m" (k->fold), [bar] "m" (k->barrett),
 	      [bswap] "m" (k->bswap)
 	    : "memory", "cc", ECC_XMM_CLOBBERS);
 	return lo;
+}
+
+/*
+ * S of every codeword of a sector into @s, in one asm block: the
+ * constants are loaded once, each codeword's head is one load and one
+ * pshufb (its mask puts its first h bytes, first byte highest, in the
+ * low h bytes of the accumulator: a head shorter than 16 bytes is
+ * loaded with the bytes after it, which the mask drops), then its
+ * blocks are folded and S reduced as ecc_clmul() does.  A codeword's
+ * 16-byte load never reads past the sector: each is 16 bytes at least
+ * (ecc_clmul_plan()).  What is left is the folds: per codeword of pss,
+ * 10 instructions for each of its 5 blocks, 24 for its head and S.
+ */
+static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const u8 *d,
+					     unsigned int n, u64 *s)
+{
+	const u8 *head = k->head, *blocks = k->blocks, *mask = k->head_mask[0];
+	unsigned long h, b;
+
+	/* volatile: its outputs are dead after it, what it does is the stores */
+	asm volatile("movdqu %[fold], %%xmm1\n\t"
+		     "movdqu %[bar], %%xmm4\n\t"
+		     "movdqu %[bswap], %%xmm5\n"
+		     "0:\n\t"
+		     "movzbl (%[head]), %k[h]\n\t"
+		     "movzbl (%[blocks]), %k[n]\n\t"
+		     "movdqu (%[mask]), %%xmm6\n\t"
+		     "movdqu (%[p]), %%xmm0\n\t"
+		     "pshufb %%xmm6, %%xmm0\n\t"	/* A: the head */
+		     "add %[h], %[p]\n\t"
+		     "test %[n], %[n]\n\t"
+		     "jz 2f\n"
+		     ECC_ASM_FOLD
+		     "2:\n\t"
+		     ECC_ASM_REDUCE
+		     "movq %%xmm0, (%[s])\n\t"
+		     "add $8, %[s]\n\t"
+		     "inc %[head]\n\t"
+		     "inc %[blocks]\n\t"
+		     "add $16, %[mask]\n\t"
+		     "dec %[cw]\n\t"
+		     "jnz 0b"
+		     : [p] "+r" (d), [cw] "+r" (n), [s] "+r" (s), [head] "+r" (head),
+		       [blocks] "+r" (blocks), [mask] "+r" (mask), [h] "=&r" (h), [n] "=&r" (b)
+		     : [fold] "m" (k->fold), [bar] "m" (k->barrett), [bswap] "m" (k->bswap)
+		     : "memory", "cc", ECC_XMM_CLOBBERS);
 }
 
 /* x^@n mod G, from Glow = x^64 mod G (@n >= 64) */
@@ -505,6 +572,27 @@ static void ecc_clmul_init(struct ecc_clmul_k *k, u64 glow)
 	k->barrett[1] = glow;
 }
 
+/*
+ * ecc_sector_clmul()'s plan for @g's codewords: where each is 16 bytes
+ * or more (32 codewords a sector at most), its head and blocks.
+ */
+static void ecc_clmul_plan(struct ecc_clmul_k *k, const struct pcm_ecc_geom *g)
+{
+	unsigned int i, j, len, h;
+
+	k->sector = g->codewords <= ECC_SECTOR_CW_MAX;
+	for (i = 0; k->sector && i < g->codewords; i++) {
+		len = pcm_ecc_cw_len(g, i);
+		h = len % 16 ?: 16;
+		k->head[i] = h;
+		k->blocks[i] = (len - h) / 16;
+		/* byte j of the accumulator (2^8j) is byte h - 1 - j of the head */
+		for (j = 0; j < 16; j++)
+			k->head_mask[i][j] = j < h ? h - 1 - j : 0x80;
+		k->sector = len >= 16;
+	}
+}
+
 static bool ecc_clmul_cpu(void)
 {
 	return boot_cpu_has(X86_FEATURE_PCLMULQDQ) && boot_cpu_has(X86_FEATURE_SSSE3);
@@ -519,6 +607,15 @@ static inline u64 ecc_clmul(const struct ecc_clmul_k *k, const u8 *d, unsigned i
 }
 
 static inline void ecc_clmul_init(struct ecc_clmul_k *k, u64 glow)
+{
+}
+
+static inline void ecc_clmul_plan(struct ecc_clmul_k *k, const struct pcm_ecc_geom *g)
+{
+}
+
+static inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const u8 *d,
+				    unsigned int n, u64 *s)
 {
 }
 
@@ -575,11 +672,35 @@ static __always_inline void ecc_sector_w(const struct pcm_ecc *e, const u8 *data
 	}
 }
 
+/*
+ * A sector's parity by ecc_sector_clmul(): S of each codeword, then its
+ * parity bytes stored as ecc_parity_clmul() does.
+ */
+static void ecc_sector_simd(const struct pcm_ecc *e, const u8 *data, u8 *parity)
+{
+	unsigned int n = e->geom.codewords, pb = e->geom.parity_bytes, i;
+	const u8 *end = parity + n * pb;
+	u64 s[ECC_SECTOR_CW_MAX], v;
+
+	ecc_sector_clmul(&e->tab->k, data, n, s);
+	for (i = 0; i < n; i++, parity += pb) {
+		if (end - parity >= 8) {
+			v = swab64(s[i]);
+			memcpy(parity, &v, 8);
+		} else {
+			ecc_store(parity, pb, s[i]);
+		}
+	}
+}
+
 /* A sector's parity from the tables, as bch_encode() gives it. */
 static void ecc_sector(const struct pcm_ecc *e, const u8 *data, u8 *parity)
 {
 	if (ECC_CLMUL && e->simd) {
-		ecc_sector_w(e, data, parity, 1, true);
+		if (e->tab->k.sector)
+			ecc_sector_simd(e, data, parity);
+		else
+			ecc_sector_w(e, data, parity, 1, true);
 		return;
 	}
 	switch (e->tab->words) {
@@ -727,6 +848,7 @@ int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g)
 	if (e->tab && e->tab->words == 1 && ecc_clmul_cpu()) {
 		/* Glow: T0[1], the parity of the one-byte message 1 */
 		ecc_clmul_init(&e->tab->k, e->tab->t[1]);
+		ecc_clmul_plan(&e->tab->k, g);
 		e->tab->clmul = true;
 		if (pcm_ecc_simd_begin(e)) {
 			e->tab->clmul = ecc_tab_ok(e);
@@ -919,7 +1041,7 @@ int pcm_ecc_decode_sector(struct pcm_ecc *e, u8 *data, u8 *parity,
 	*failed = 0;
 	if (e->tab) {
 		ecc_sector(e, data, e->calc);
-		if (!memcmp(e->calc, parity, pcm_ecc_sector_parity(g)))
+		if (pcm_ecc_same(e->calc, parity, pcm_ecc_sector_parity(g)))
 			return 0;
 	}
 	for (i = 0; i < g->codewords; i++) {

@@ -30,6 +30,7 @@
 #ifndef DM_PCM_ECC_H
 #define DM_PCM_ECC_H
 
+#include <linux/string.h>
 #include <linux/types.h>
 
 #define PCM_ECC_SECTOR		512
@@ -104,6 +105,28 @@ enum pcm_ecc_outcome pcm_ecc_classify(int ret, const u8 *data,
 				      const u8 *truth, size_t len);
 
 /* Codeword @cw's first data byte within the sector, and its length. */
+/*
+ * Whether the @len bytes at @a and @b are the same, a word at a time (the
+ * last word overlapping): a sector's parity, compared on every read.
+ */
+static inline bool pcm_ecc_same(const u8 *a, const u8 *b, unsigned int len)
+{
+	unsigned int i;
+	u64 x, y;
+
+	if (len < 8)
+		return !memcmp(a, b, len);
+	for (i = 0; i + 8 < len; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	memcpy(&x, a + len - 8, 8);
+	memcpy(&y, b + len - 8, 8);
+	return x == y;
+}
+
 static inline unsigned int pcm_ecc_cw_start(const struct pcm_ecc_geom *g,
 					    unsigned int cw)
 {
