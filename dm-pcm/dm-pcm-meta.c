@@ -21,12 +21,33 @@ static struct block_device *meta_bdev(struct pcm_c *pc)
 }
 
 /*
+ * pcm_io() of a buffer within one page of kmalloc memory (a 4 KiB row's
+ * parity, a bitmap block): one bio on the stack, as md's sync_page_io()
+ * does, without dm-io's request and its completion counting.
+ */
+static int pcm_io_page(struct block_device *bdev, blk_opf_t opf, sector_t sector,
+		       unsigned int len, void *buf)
+{
+	struct bio_vec bv;
+	struct bio bio;
+	int r;
+
+	bio_init(&bio, bdev, &bv, 1, opf);
+	bio.bi_iter.bi_sector = sector;
+	__bio_add_page(&bio, virt_to_page(buf), len, offset_in_page(buf));
+	r = submit_bio_wait(&bio);
+	bio_uninit(&bio);
+	return r;
+}
+
+/*
  * Synchronous I/O of @count sectors at @sector of @bdev to or from @buf
- * (kmalloc or vmalloc memory): superblocks and gap-move row copies.
+ * (kmalloc or vmalloc memory): superblocks, gap-move row copies, parity.
  */
 int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 	   sector_t sector, sector_t count, void *buf)
 {
+	size_t len = count << SECTOR_SHIFT;
 	struct dm_io_region where = {
 		.bdev = bdev,
 		.sector = sector,
@@ -37,6 +58,8 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 		.client = pc->io_client,
 	};
 
+	if (!is_vmalloc_addr(buf) && offset_in_page(buf) + len <= PAGE_SIZE)
+		return pcm_io_page(bdev, opf, sector, len, buf);
 	if (is_vmalloc_addr(buf)) {
 		req.mem.type = DM_IO_VMA;
 		req.mem.ptr.vma = buf;

@@ -44,7 +44,7 @@ static const char *pcm_name(struct pcm_c *pc)
 
 /*
  * Copy physical row @src of @dom into @dst through the row buffer: two
- * synchronous dm_io calls from the worker (a ramdisk completes them
+ * synchronous pcm_io() calls from the worker (a ramdisk completes them
  * without a context switch; kcopyd would add two thread hops).  The one
  * place a slot's contents move, so that what belongs to a row (its
  * parity, with ECC) moves with it, and the timing model charges the copy
