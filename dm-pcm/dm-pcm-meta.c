@@ -58,7 +58,7 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 		.client = pc->io_client,
 	};
 
-	if (!is_vmalloc_addr(buf) && offset_in_page(buf) + len <= PAGE_SIZE)
+	if (len && !is_vmalloc_addr(buf) && offset_in_page(buf) + len <= PAGE_SIZE)
 		return pcm_io_page(bdev, opf, sector, len, buf);
 	if (is_vmalloc_addr(buf)) {
 		req.mem.type = DM_IO_VMA;
