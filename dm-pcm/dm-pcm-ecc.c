@@ -139,6 +139,18 @@ static u8 *bio_sector_map(struct bio *bio, struct bvec_iter it)
 	return bv.bv_len >= PCM_ECC_SECTOR ? bvec_kmap_local(&bv) : NULL;
 }
 
+/*
+ * The @n sectors of the bio at @it, mapped (as bio_sector_map()) when
+ * they lie within one page of it: a row's part of a request, nearly
+ * always, which is then coded in one call.  NULL otherwise.
+ */
+static u8 *bio_sectors_map(struct bio *bio, struct bvec_iter it, u32 n)
+{
+	struct bio_vec bv = bio_iter_iovec(bio, it);
+
+	return bv.bv_len >= n * PCM_ECC_SECTOR ? bvec_kmap_local(&bv) : NULL;
+}
+
 /* Copy 512 bytes between @buf and the bio at @it, advancing @it. */
 static void bio_sector_copy(struct bio *bio, struct bvec_iter *it, u8 *buf, bool to_bio)
 {
@@ -271,35 +283,52 @@ static bool ecc_raced(struct pcm_c *pc, struct pcm_io *io)
 	return io->gen == U64_MAX || ecc_gen(pc, io) != io->gen;
 }
 
+/* Encode @n sectors of the bio at @it that span pages, a sector at a time. */
+static void ecc_encode_apart(struct pcm_ecc_ctx *c, struct bio *bio, struct bvec_iter *it,
+			     u32 n, u8 *meta, u32 mb)
+{
+	u32 i;
+	u8 *d;
+
+	for (i = 0; i < n; i++) {
+		d = bio_sector_map(bio, *it);
+		/* straight from the bio's page; a sector across two, copied */
+		if (d) {
+			pcm_ecc_encode_sector(&c->codec, d, meta + i * mb);
+			kunmap_local(d);
+			bio_advance_iter_single(bio, it, PCM_ECC_SECTOR);
+		} else {
+			bio_sector_copy(bio, it, c->data, false);
+			pcm_ecc_encode_sector(&c->codec, c->data, meta + i * mb);
+		}
+	}
+}
+
 /* Encode (or zero) the parity of one row's part of a write into @meta. */
 static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
 			   const struct ecc_span *sp, bool zero, u8 *meta)
 {
-	struct pcm_ecc_ctx *c;
 	u32 mb = pc->ecc->geom.meta_bytes, i;
+	struct pcm_ecc_ctx *c;
+	u8 *d;
 
+	meta += sp->first * mb;
 	if (zero) {
 		for (i = 0; i < sp->n; i++)
-			memset(meta + (sp->first + i) * mb, 0,
-			       pcm_ecc_sector_parity(&pc->ecc->geom));
+			memset(meta + i * mb, 0, pcm_ecc_sector_parity(&pc->ecc->geom));
 		return;
 	}
 	local_lock(&pc->ecc->ctx->lock);
 	c = this_cpu_ptr(pc->ecc->ctx);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
-	for (i = 0; i < sp->n; i++) {
-		u8 *parity = meta + (sp->first + i) * mb;
-		u8 *d = bio_sector_map(bio, *it);
-
-		/* straight from the bio's page; a sector across two, copied */
-		if (d) {
-			pcm_ecc_encode_sector(&c->codec, d, parity);
-			kunmap_local(d);
-			bio_advance_iter_single(bio, it, PCM_ECC_SECTOR);
-		} else {
-			bio_sector_copy(bio, it, c->data, false);
-			pcm_ecc_encode_sector(&c->codec, c->data, parity);
-		}
+	d = bio_sectors_map(bio, *it, sp->n);
+	if (d) {
+		/* the row's part within one page (nearly always): one call */
+		pcm_ecc_encode_sectors(&c->codec, d, sp->n, meta, mb);
+		kunmap_local(d);
+		bio_advance_iter(bio, it, sp->n << SECTOR_SHIFT);
+	} else {
+		ecc_encode_apart(c, bio, it, sp->n, meta, mb);
 	}
 	pcm_ecc_simd_end(&c->codec);
 	local_unlock(&pc->ecc->ctx->lock);
@@ -621,6 +650,32 @@ static void ecc_row_rate(struct pcm_c *pc, const struct ecc_span *sp,
 	pcm_err_rate_init(rate, pc->wear ? pcm_wear_read_rber(pc, sp->slot, rber) : rber);
 }
 
+/*
+ * Whether one row's part of a read is clean as a whole: no error to
+ * apply (nothing injected, no rber, no stuck cell: the error model draws
+ * nothing then) and every sector's parity as stored.  The common read,
+ * checked in one call where the part lies within one page; otherwise,
+ * or if a sector differs, ecc_read_sector() takes each in turn.
+ */
+static bool ecc_row_clean(struct pcm_ecc_dev *e, struct bio *bio, struct bvec_iter it,
+			  const struct ecc_span *sp, const u8 *meta,
+			  const struct pcm_err_rate *rate, const struct pcm_wear_stuck *ws,
+			  struct pcm_ecc_ctx *c)
+{
+	u32 mb = e->geom.meta_bytes;
+	bool clean;
+	u8 *d;
+
+	if (READ_ONCE(e->nr_injected) || rate->mant || ws->n)
+		return false;
+	d = bio_sectors_map(bio, it, sp->n);
+	if (!d)
+		return false;
+	clean = pcm_ecc_check_sectors(&c->codec, d, sp->n, meta + sp->first * mb, mb);
+	kunmap_local(d);
+	return clean;
+}
+
 /* Decode one row's part of a read, its parity in @meta. */
 static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
 			   const struct ecc_span *sp, sector_t lsector, const u8 *meta,
@@ -639,7 +694,13 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	local_lock(&e->ctx->lock);
 	c = this_cpu_ptr(e->ctx);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
-	for (i = 0; i < sp->n; i++) {
+	if (ecc_row_clean(e, bio, *it, sp, meta, &rate, &ws, c)) {
+		bio_advance_iter(bio, it, sp->n << SECTOR_SHIFT);
+		i = sp->n;	/* nothing to decode */
+	} else {
+		i = 0;
+	}
+	for (; i < sp->n; i++) {
 		pcm_wear_stuck_sector(&ws, sp->first + i);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,

@@ -973,6 +973,38 @@ void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity)
 		pcm_ecc_encode_cw(e, i, data, parity);
 }
 
+/*
+ * Parity of @n consecutive sectors at @data (a row's part) into @parity,
+ * a sector's every @stride bytes: what pcm_ecc_encode_sector() does for
+ * each, in one call.
+ */
+void pcm_ecc_encode_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
+			    u8 *parity, unsigned int stride)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		pcm_ecc_encode_sector(e, data + i * PCM_ECC_SECTOR, parity + i * stride);
+}
+
+/*
+ * Whether each of @n consecutive sectors at @data has the parity stored
+ * for it (a sector's every @stride bytes of @parity): a clean read of a
+ * row's part, nothing to decode.  False at the first that differs.
+ */
+bool pcm_ecc_check_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
+			   const u8 *parity, unsigned int stride)
+{
+	unsigned int sp = pcm_ecc_sector_parity(&e->geom), i;
+
+	for (i = 0; i < n; i++) {
+		pcm_ecc_encode_sector(e, data + i * PCM_ECC_SECTOR, e->calc);
+		if (!pcm_ecc_same(e->calc, parity + i * stride, sp))
+			return false;
+	}
+	return true;
+}
+
 /* Flip bit @n of @buf in lib/bch's numbering: byte n / 8, bit n % 8. */
 static void ecc_flip(u8 *buf, unsigned int n)
 {

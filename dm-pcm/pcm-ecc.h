@@ -98,6 +98,10 @@ void pcm_ecc_simd_end(struct pcm_ecc *e);
 void pcm_ecc_encode(struct pcm_ecc *e, const u8 *d, unsigned int len, u8 *parity);
 void pcm_ecc_encode_cw(struct pcm_ecc *e, unsigned int cw, const u8 *data, u8 *parity);
 void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity);
+void pcm_ecc_encode_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
+			    u8 *parity, unsigned int stride);
+bool pcm_ecc_check_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
+			   const u8 *parity, unsigned int stride);
 int pcm_ecc_decode_cw(struct pcm_ecc *e, unsigned int cw, u8 *data, u8 *parity);
 int pcm_ecc_decode_sector(struct pcm_ecc *e, u8 *data, u8 *parity,
 			  unsigned int *failed);
