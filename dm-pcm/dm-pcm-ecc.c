@@ -765,6 +765,12 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		}
 		if (!r && locked)
 			r = ecc_reread(pc, bio, it, &sp);
+		if (!r && unlikely(pc->read_only) && pcm_wib_torn(pc, sp.slot)) {
+			/* as the resync a writable load does: parity from the data */
+			struct bvec_iter at = it;
+
+			ecc_encode_row(pc, bio, &at, &sp, false, meta);
+		}
 		if (!r && !ecc_decode_row(pc, bio, &it, &sp, lsector, meta, &rng))
 			bad = true;
 		s += sp.n;

@@ -21,7 +21,10 @@
  *  - on load (preresume), every row of a set bit has its parity
  *    recomputed from its data, made durable, and the bitmap cleared,
  *    before the device accepts I/O: a torn row reads back as its old or
- *    its new data, never as a false uncorrectable error.
+ *    its new data, never as a false uncorrectable error.  A read-only
+ *    table cannot write that parity: its reads of the rows of a set bit
+ *    take their parity from the data read (pcm_wib_torn()), as the
+ *    resync would have computed it, until a writable table resyncs them.
  *
  * Why 64 rows a bit: resyncing a region reads 64 rows (256 KiB of 4 KiB
  * rows) and encodes them, milliseconds; a 1 TiB device of 4 KiB rows
@@ -66,6 +69,7 @@ struct pcm_wib {
 	bool on;			/* the device has the WIB region */
 	bool zeroed;			/* this table formatted it and zeroed the region */
 	bool inj_loaded;		/* the sticky table is read (first resume) */
+	bool torn;			/* read-only, bits set: pcm_wib_torn() */
 
 	spinlock_t lock;		/* @bits, @touched */
 	u8 *bits;			/* the bitmap as on disk: little-endian bits */
@@ -464,8 +468,10 @@ int pcm_wib_load(struct pcm_c *pc)
 	if (r)
 		return r;
 	if (pc->read_only) {
-		if (find_next_bit_le(w->bits, w->nbits, 0) < w->nbits)
-			DMWARN("%s: rows may be torn; a read-only table cannot resync them",
+		/* nothing writes the bits while read-only: no lock needed to test them */
+		w->torn = find_next_bit_le(w->bits, w->nbits, 0) < w->nbits;
+		if (w->torn)
+			DMINFO("%s: rows may be torn; read-only: parity from their data",
 			       wib_name(pc));
 	} else {
 		r = resync(pc);
@@ -475,6 +481,17 @@ int pcm_wib_load(struct pcm_c *pc)
 		w->inj_loaded = !r;
 	}
 	return r;
+}
+
+/*
+ * Whether the parity of the physical row at backing sector @slot may
+ * not match its data: a read-only table loaded with its bit set.
+ */
+bool pcm_wib_torn(struct pcm_c *pc, sector_t slot)
+{
+	struct pcm_wib *w = pc->wib;
+
+	return w && w->torn && test_bit_le(region_of(pc, slot), w->bits);
 }
 
 /* Status: appended after the ECC figures. */

@@ -337,6 +337,7 @@ int pcm_wib_init(struct pcm_c *pc);
 void pcm_wib_exit(struct pcm_c *pc);
 int pcm_wib_load(struct pcm_c *pc);
 int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors);
+bool pcm_wib_torn(struct pcm_c *pc, sector_t slot);
 void pcm_wib_quiesce(struct pcm_c *pc);
 void pcm_wib_clear_now(struct pcm_c *pc);
 int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);

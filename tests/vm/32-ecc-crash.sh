@@ -4,10 +4,12 @@
 # on the media, its old parity beside it) made by hand: with its bit
 # clear a read of it fails (what the bitmap is for); with its bit set, as
 # a crash between the bitmap write and the clear leaves it, the load
-# resyncs the region and the row reads back.  Power cuts under a writer
-# with ECC on (dm-flakey drop_writes, as 16-powercut): every cut loads,
-# resyncs, and every sector reads back without an uncorrectable error,
-# flushed data verified.  A sticky "inject" survives remove + create and
+# resyncs the region and the row reads back; a read-only table reads it
+# back too (its parity from its data), and the next writable load
+# resyncs it.  Power cuts under a writer with ECC on (dm-flakey
+# drop_writes, as 16-powercut): every cut loads, resyncs, and every
+# sector reads back without an uncorrectable error, flushed data
+# verified.  A sticky "inject" survives remove + create and
 # "clear_injected" clears it durably.  An empty flush reaches the
 # meta_device (dm-log-writes counts it).  Crash points: states of a
 # dm-log-writes log, any entry a cut, load, resync and read back.
@@ -63,6 +65,27 @@ dmsetup remove pc
 dmsetup create pc --table "$table"
 expect_eq "the bits were cleared after the resync: none next load" \
 	"$(field pc ecc_resynced_rows)" 0
+
+# --- the same torn row under a read-only table: parity from its data ---
+dd if=/tmp/wib.old of=/dev/mapper/pc bs=4k count=1 oflag=direct status=none
+swap "$down" || fail "swap to drop_writes"
+dmsetup remove pc
+swap "$up" || fail "power back on"
+dd if=/tmp/wib.new of=/dev/mapper/under bs=4k oflag=direct status=none
+dmsetup create --readonly pc --table "$table"
+dd if=/dev/mapper/pc of=/tmp/wib.ro bs=4k count=1 iflag=direct status=none
+expect "read-only, bit set: the torn row reads back its new data" \
+	cmp /tmp/wib.new /tmp/wib.ro
+dmsetup message pc 0 inject 2 8
+dd if=/dev/mapper/pc of=/tmp/wib.ro bs=4k count=1 iflag=direct status=none
+expect "read-only: 8 bits injected in it are corrected" cmp /tmp/wib.new /tmp/wib.ro
+expect_eq "read-only: 8 bits corrected" "$(field pc ecc_corrected_bits)" 8
+expect_eq "read-only: nothing resynced, no uncorrectable sector" \
+	"$(field pc ecc_resynced_rows) $(field pc ecc_uncorrectable_sectors)" "0 0"
+dmsetup remove pc
+dmsetup create pc --table "$table"
+expect_eq "the writable load after it resyncs the region" \
+	"$(field pc ecc_resynced_rows)" 64
 
 # --- a sticky injection survives remove + create ---
 dmsetup message pc 0 inject 30 9 sticky
