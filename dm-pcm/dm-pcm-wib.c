@@ -11,7 +11,10 @@
  *  - one bit per PCM_WIB_ROWS physical rows (a region); before the ECC
  *    worker writes a row's parity, the region's bit is set and written
  *    with FUA.  A bit already set costs nothing, so a run of writes to
- *    one region pays one bitmap write.
+ *    one region pays one bitmap write.  Bits are set only under io_lock,
+ *    held until their block is written: a write that finds its bits set
+ *    while such a write is pending (pcm_wib_touch()) takes io_lock too,
+ *    so that it never writes parity behind a bit not yet durable.
  *  - bits are cleared lazily: every PCM_WIB_CLEAR_DELAY, at suspend and
  *    on "persist", a pass takes the regions written since the last pass,
  *    waits out the bios mapped before (pcm_grace()), flushes the data
@@ -44,6 +47,7 @@
 #include <linux/vmalloc.h>
 
 #include "dm-pcm.h"
+#include "pcm-wib.h"
 
 #define PCM_WIB_CLEAR_DELAY	(5 * HZ)	/* md's default daemon_sleep */
 
@@ -71,14 +75,11 @@ struct pcm_wib {
 	bool inj_loaded;		/* the sticky table is read (first resume) */
 	bool torn;			/* read-only, bits set: pcm_wib_torn() */
 
-	spinlock_t lock;		/* @bits, @touched */
-	u8 *bits;			/* the bitmap as on disk: little-endian bits */
-	unsigned long *touched;		/* regions marked since the last pass */
-	unsigned long *cand;		/* a pass's: the regions it may clear */
-	u64 nbits;
-	size_t bytes;			/* of @bits: whole blocks, wib_sectors */
+	spinlock_t lock;		/* @map */
+	struct pcm_wib_bits map;	/* the bits, written regions, candidates */
+	size_t bytes;			/* of @map.bits: whole blocks, wib_sectors */
 
-	struct mutex io_lock;		/* bitmap and table writes, @blk, @inj */
+	struct mutex io_lock;		/* bitmap and table writes, setting bits, @blk, @inj */
 	u8 *blk;			/* one block of the bitmap on its way out */
 	u32 blk_sectors;
 	struct pcm_inj_disk *inj;	/* the sticky table's image */
@@ -102,11 +103,16 @@ static sector_t bits_start(struct pcm_c *pc)
 	return pc->layout.wib_start + pc->layout.inj_sectors;
 }
 
+static u64 block_of(struct pcm_wib *w, u64 bit)
+{
+	return (bit / 8) / ((size_t)w->blk_sectors << SECTOR_SHIFT);
+}
+
 /*
  * Write bitmap blocks @first..@last (by block) from the in-memory bits,
  * FUA: clears too, so that a clear written before a set of the same
  * block is durable before it (no cache, nor dm-log-writes' replay, may
- * put the older block over the newer).
+ * put the older block over the newer).  io_lock held.
  */
 static int write_blocks(struct pcm_c *pc, u64 first, u64 last)
 {
@@ -115,26 +121,57 @@ static int write_blocks(struct pcm_c *pc, u64 first, u64 last)
 	u64 b;
 	int r = 0;
 
-	mutex_lock(&w->io_lock);
+	lockdep_assert_held(&w->io_lock);
 	for (b = first; b <= last && !r; b++) {
 		spin_lock(&w->lock);
-		memcpy(w->blk, w->bits + b * bb, bb);
+		memcpy(w->blk, w->map.bits + b * bb, bb);
 		spin_unlock(&w->lock);
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
 			   bits_start(pc) + b * w->blk_sectors, w->blk_sectors, w->blk);
 	}
-	mutex_unlock(&w->io_lock);
 	return r;
 }
 
-static u64 block_of(struct pcm_wib *w, u64 bit)
+static int write_all_blocks(struct pcm_c *pc)
 {
-	return (bit / 8) / ((size_t)w->blk_sectors << SECTOR_SHIFT);
+	struct pcm_wib *w = pc->wib;
+	int r;
+
+	mutex_lock(&w->io_lock);
+	r = write_blocks(pc, 0, block_of(w, w->map.nbits - 1));
+	mutex_unlock(&w->io_lock);
+	return r;
 }
 
 static u64 region_of(struct pcm_c *pc, sector_t s)
 {
 	return ((s - pc->layout.offset) >> pc->layout.row_shift) >> PCM_WIB_ROW_SHIFT;
+}
+
+/*
+ * Set the bits of regions [@first, @first + @n) that are clear (@n <=
+ * PCM_WIB_CHUNK) and write their blocks.  io_lock held.
+ */
+static int mark_chunk(struct pcm_c *pc, u64 first, u32 n)
+{
+	struct pcm_wib *w = pc->wib;
+	u64 set;
+	int r;
+
+	spin_lock(&w->lock);
+	set = pcm_wib_set(&w->map, first, n);
+	spin_unlock(&w->lock);
+	if (!set)
+		return 0;
+	r = write_blocks(pc, block_of(w, first + __ffs64(set)),
+			 block_of(w, first + fls64(set) - 1));
+	spin_lock(&w->lock);
+	/* not durable: cleared again, so that the next write of them retries */
+	pcm_wib_written(&w->map, first, set, !r);
+	spin_unlock(&w->lock);
+	if (r)
+		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", wib_name(pc), r);
+	return r;
 }
 
 /*
@@ -144,35 +181,25 @@ static u64 region_of(struct pcm_c *pc, sector_t s)
 int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 {
 	struct pcm_wib *w = pc->wib;
-	u64 first, last, b, lo = U64_MAX, hi = 0;
-	int r;
+	u64 first, last, b;
+	bool need;
+	int r = 0;
 
 	if (!w || !w->on || !sectors)
 		return 0;
 	first = region_of(pc, s);
-	last = min(region_of(pc, s + sectors - 1), w->nbits - 1);
+	last = min(region_of(pc, s + sectors - 1), w->map.nbits - 1);
 	spin_lock(&w->lock);
-	for (b = first; b <= last; b++) {
-		__set_bit(b, w->touched);
-		if (!test_bit_le(b, w->bits)) {
-			__set_bit_le(b, w->bits);
-			lo = min(lo, b);
-			hi = b;
-		}
-	}
+	need = pcm_wib_touch(&w->map, first, last);
 	spin_unlock(&w->lock);
 	queue_delayed_work(system_wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
-	if (lo == U64_MAX)
-		return 0;
-	r = write_blocks(pc, block_of(w, lo), block_of(w, hi));
-	if (r) {
-		/* not durable: the next write of these regions tries again */
-		spin_lock(&w->lock);
-		for (b = lo; b <= hi; b++)
-			__clear_bit_le(b, w->bits);
-		spin_unlock(&w->lock);
-		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", wib_name(pc), r);
-	}
+	if (!need)
+		return 0;	/* every bit set and written: nearly every write */
+	/* a bit set by a write still writing it is durable once it gives io_lock back */
+	mutex_lock(&w->io_lock);
+	for (b = first; b <= last && !r; b += PCM_WIB_CHUNK)
+		r = mark_chunk(pc, b, min_t(u64, last - b + 1, PCM_WIB_CHUNK));
+	mutex_unlock(&w->io_lock);
 	return r;
 }
 
@@ -183,39 +210,33 @@ int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 static void clear_pass(struct pcm_c *pc)
 {
 	struct pcm_wib *w = pc->wib;
-	u64 b, lo = U64_MAX, hi = 0;
+	struct pcm_wib_range cl;
+	bool any;
 	int r;
 
 	mutex_lock(&pc->meta_lock);
 	if (!w->on || pc->read_only || !pc->loaded || pc->meta_failed)
 		goto out;
 	spin_lock(&w->lock);
-	swap(w->touched, w->cand);	/* @touched was zeroed by the last pass */
+	any = pcm_wib_pass_begin(&w->map);
 	spin_unlock(&w->lock);
-	if (bitmap_empty(w->cand, w->nbits))
+	if (!any)
 		goto out;
 	/* every write that marked them was mapped before: now it is over */
 	pcm_grace(pc);
 	r = blkdev_issue_flush(pc->dev->bdev);
 	if (!r && pc->meta_dev)
 		r = blkdev_issue_flush(pc->meta_dev->bdev);
+	/* not known durable: they count as written again, for a later pass */
 	spin_lock(&w->lock);
-	if (r) {
-		/* not known durable: a later pass tries again */
-		bitmap_or(w->touched, w->touched, w->cand, w->nbits);
-	} else {
-		for_each_set_bit(b, w->cand, w->nbits) {
-			if (test_bit(b, w->touched) || !test_bit_le(b, w->bits))
-				continue;
-			__clear_bit_le(b, w->bits);
-			lo = min(lo, b);
-			hi = b;
-		}
-	}
+	pcm_wib_pass_end(&w->map, !r, &cl);
 	spin_unlock(&w->lock);
-	bitmap_zero(w->cand, w->nbits);
-	if (lo != U64_MAX && write_blocks(pc, block_of(w, lo), block_of(w, hi)))
+	if (cl.lo > cl.hi)
+		goto out;
+	mutex_lock(&w->io_lock);
+	if (write_blocks(pc, block_of(w, cl.lo), block_of(w, cl.hi)))
 		DMERR_LIMIT("%s: write-intent bitmap clear failed", wib_name(pc));
+	mutex_unlock(&w->io_lock);
 out:
 	mutex_unlock(&pc->meta_lock);
 }
@@ -281,15 +302,15 @@ static int resync(struct pcm_c *pc)
 	u8 *row, *meta;
 	int r;
 
-	if (find_next_bit_le(w->bits, w->nbits, 0) >= w->nbits)
+	if (pcm_wib_next(w->map.bits, w->map.nbits, 0) >= w->map.nbits)
 		return 0;
 	row = kvmalloc(pc->cfg.val[PCM_ROW_SIZE], GFP_KERNEL);
 	meta = kvmalloc(pc->layout.row_meta_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	r = row && meta ? pcm_ecc_init(&codec, &pc->ecc_geom) : -ENOMEM;
 	if (r)
 		goto out_free;
-	for (b = find_next_bit_le(w->bits, w->nbits, 0); b < w->nbits && !r;
-	     b = find_next_bit_le(w->bits, w->nbits, b + 1)) {
+	for (b = pcm_wib_next(w->map.bits, w->map.nbits, 0); b < w->map.nbits && !r;
+	     b = pcm_wib_next(w->map.bits, w->map.nbits, b + 1)) {
 		r = resync_region(pc, &codec, b, phys_rows, row, meta);
 		regions++;
 	}
@@ -300,8 +321,8 @@ static int resync(struct pcm_c *pc)
 	if (!r && pc->meta_dev)
 		r = blkdev_issue_flush(pc->meta_dev->bdev);
 	if (!r) {
-		memset(w->bits, 0, w->bytes);
-		r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
+		memset(w->map.bits, 0, w->bytes);
+		r = write_all_blocks(pc);
 	}
 	if (r)
 		DMERR("%s: recomputing the parity of possibly torn rows failed: %d",
@@ -436,8 +457,8 @@ static int wib_zero(struct pcm_c *pc)
 	struct pcm_wib *w = pc->wib;
 	int r;
 
-	memset(w->bits, 0, w->bytes);
-	r = write_blocks(pc, 0, block_of(w, w->nbits - 1));
+	memset(w->map.bits, 0, w->bytes);
+	r = write_all_blocks(pc);
 	return r ?: pcm_wib_inject_clear(pc);
 }
 
@@ -464,12 +485,12 @@ int pcm_wib_load(struct pcm_c *pc)
 		return 0;
 	}
 	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, bits_start(pc),
-		   pc->layout.wib_sectors, w->bits);
+		   pc->layout.wib_sectors, w->map.bits);
 	if (r)
 		return r;
 	if (pc->read_only) {
 		/* nothing writes the bits while read-only: no lock needed to test them */
-		w->torn = find_next_bit_le(w->bits, w->nbits, 0) < w->nbits;
+		w->torn = pcm_wib_next(w->map.bits, w->map.nbits, 0) < w->map.nbits;
 		if (w->torn)
 			DMINFO("%s: rows may be torn; read-only: parity from their data",
 			       wib_name(pc));
@@ -491,7 +512,7 @@ bool pcm_wib_torn(struct pcm_c *pc, sector_t slot)
 {
 	struct pcm_wib *w = pc->wib;
 
-	return w && w->torn && test_bit_le(region_of(pc, slot), w->bits);
+	return w && w->torn && pcm_wib_test(w->map.bits, region_of(pc, slot));
 }
 
 /* Status: appended after the ECC figures. */
@@ -507,6 +528,7 @@ void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 int pcm_wib_init(struct pcm_c *pc)
 {
 	struct pcm_wib *w;
+	u64 rows;
 
 	if (!pc->ecc_on)
 		return 0;
@@ -518,15 +540,16 @@ int pcm_wib_init(struct pcm_c *pc)
 	spin_lock_init(&w->lock);
 	mutex_init(&w->io_lock);
 	INIT_DELAYED_WORK(&w->clear_work, clear_work);
-	w->nbits = pcm_layout_wib_bits(pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains));
+	rows = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains);
+	w->map.nbits = pcm_layout_wib_bits(rows);
 	w->bytes = pc->layout.wib_sectors << SECTOR_SHIFT;
 	w->blk_sectors = pc->layout.meta_block > 512 ? pc->layout.meta_block >> SECTOR_SHIFT : 1;
-	w->bits = kvzalloc(w->bytes, GFP_KERNEL);
-	w->touched = kvcalloc(BITS_TO_LONGS(w->nbits), sizeof(long), GFP_KERNEL);
-	w->cand = kvcalloc(BITS_TO_LONGS(w->nbits), sizeof(long), GFP_KERNEL);
+	w->map.bits = kvzalloc(w->bytes, GFP_KERNEL);
+	w->map.touched = kvzalloc(DIV_ROUND_UP(w->map.nbits, 8), GFP_KERNEL);
+	w->map.cand = kvzalloc(DIV_ROUND_UP(w->map.nbits, 8), GFP_KERNEL);
 	w->blk = kmalloc((size_t)w->blk_sectors << SECTOR_SHIFT, GFP_KERNEL);
 	w->inj = kzalloc(PCM_INJ_SECTORS << SECTOR_SHIFT, GFP_KERNEL);
-	if (!w->bits || !w->touched || !w->cand || !w->blk || !w->inj)
+	if (!w->map.bits || !w->map.touched || !w->map.cand || !w->blk || !w->inj)
 		return -ENOMEM;
 	return 0;
 }
@@ -540,9 +563,9 @@ void pcm_wib_exit(struct pcm_c *pc)
 	cancel_delayed_work_sync(&w->clear_work);
 	kfree(w->inj);
 	kfree(w->blk);
-	kvfree(w->cand);
-	kvfree(w->touched);
-	kvfree(w->bits);
+	kvfree(w->map.cand);
+	kvfree(w->map.touched);
+	kvfree(w->map.bits);
 	kfree(w);
 	pc->wib = NULL;
 }
