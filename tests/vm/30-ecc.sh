@@ -6,7 +6,8 @@
 # with EIO (its neighbours unharmed), parity moves with its row, rber
 # errors are corrected under fio verify, past t what each read returns
 # (refused, miscorrected, right) is what status counts, ext4 over it is
-# clean, and bad layouts are refused with what would fit.
+# clean, bad layouts are refused with what would fit, and a failed data
+# or parity read fails the read with EIO.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -149,5 +150,41 @@ expect_fail "inject with a bad flag refused" dmsetup message ecc 0 inject 0 1 of
 expect_fail "set rber 0.6 refused" dmsetup message ecc 0 set rber 0.6
 expect_eq "nothing was injected" "$(field ecc ecc_injected_bits)" 0
 dmsetup remove ecc
+
+# --- backing read errors: a row's data read failing (its parity, read
+# beside it, does not) and its parity read failing both fail the read
+# with EIO, nothing hangs or is counted uncorrectable, the rows around
+# read back, and all of it once the device is back ---
+wipe_meta /dev/ram0
+sz=$(sectors /dev/ram0)
+dmsetup create under --table "0 $sz linear /dev/ram0 0"
+pcm_create ecc /dev/mapper/under $one
+head -c 65536 /dev/urandom > /tmp/ecc.io
+dd if=/tmp/ecc.io of=/dev/mapper/ecc bs=64k oflag=direct status=none
+len=$(sectors /dev/mapper/ecc)
+backing() { "$PCM_ROOT/tools/pcmctl" map ecc "$1" | awk '{print $3}'; }
+d1=$(backing 8)				# row 1's data
+meta=$(( $(backing $((len - 1))) + 1 + 8 ))	# after the last row and the gap row
+under() {	# the lower device's table, a target a line, on stdin
+	dmsetup suspend --nolockfs under && dmsetup load under && dmsetup resume under
+}
+row() {	# row N read alone, compared with what was written
+	dd if=/dev/mapper/ecc bs=4k skip="$1" count=1 iflag=direct status=none |
+		cmp - <(tail -c +$(($1 * 4096 + 1)) /tmp/ecc.io | head -c 4096)
+}
+printf '0 %s linear /dev/ram0 0\n%s 8 error\n%s %s linear /dev/ram0 %s\n' \
+	"$d1" "$d1" $((d1 + 8)) $((sz - d1 - 8)) $((d1 + 8)) | under
+expect_fail "row 1's data read fails: EIO" \
+	timeout 30 dd if=/dev/mapper/ecc of=/dev/null bs=4k skip=1 count=1 iflag=direct status=none
+expect "rows 0 and 2 read back" bash -c "$(declare -f row); row 0 && row 2"
+printf '0 %s linear /dev/ram0 0\n%s %s error\n' "$meta" "$meta" $((sz - meta)) | under
+expect_fail "row 3's parity read fails: EIO" \
+	timeout 30 dd if=/dev/mapper/ecc of=/dev/null bs=4k skip=3 count=1 iflag=direct status=none
+echo "0 $sz linear /dev/ram0 0" | under
+expect "the device back: every row reads back" \
+	bash -c 'dd if=/dev/mapper/ecc bs=64k count=1 iflag=direct status=none | cmp - /tmp/ecc.io'
+expect_eq "no sector counted uncorrectable" "$(field ecc ecc_uncorrectable_sectors)" 0
+dmsetup remove ecc
+dmsetup remove under
 
 finish
