@@ -267,7 +267,7 @@ static int resync_region(struct pcm_c *pc, struct pcm_ecc *codec, u64 b, u64 phy
 			 u8 *row, u8 *meta)
 {
 	const struct pcm_ecc_geom *g = &pc->ecc_geom;
-	u32 rs = 1U << pc->layout.row_shift, i;
+	u32 rs = 1U << pc->layout.row_shift;
 	u64 p, end = min(phys_rows, (b + 1) << PCM_WIB_ROW_SHIFT);
 	sector_t slot;
 	int r;
@@ -278,9 +278,7 @@ static int resync_region(struct pcm_c *pc, struct pcm_ecc *codec, u64 b, u64 phy
 		if (r)
 			return r;
 		memset(meta, 0, pc->layout.row_meta_sectors << SECTOR_SHIFT);
-		for (i = 0; i < rs; i++)
-			pcm_ecc_encode_sector(codec, row + i * PCM_ECC_SECTOR,
-					      meta + i * g->meta_bytes);
+		pcm_ecc_encode_sectors(codec, row, rs, meta, g->meta_bytes);
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC,
 			   pcm_layout_row_meta(&pc->layout, slot),
 			   pc->layout.row_meta_sectors, meta);
