@@ -35,6 +35,22 @@ module_exit(dm_##name##_exit)
 #define PCM_MODE_WRITE	FMODE_WRITE
 #endif
 
+/*
+ * 6.11 moved "needs stable pages during writeback" from the target's
+ * needs_stable_writes to the queue limits' BLK_FEAT_STABLE_WRITES.
+ */
+#ifdef BLK_FEAT_STABLE_WRITES
+static inline void pcm_stable_writes(struct dm_target *ti, struct queue_limits *limits)
+{
+	limits->features |= BLK_FEAT_STABLE_WRITES;
+}
+#else
+static inline void pcm_stable_writes(struct dm_target *ti, struct queue_limits *limits)
+{
+	ti->needs_stable_writes = true;
+}
+#endif
+
 /* 6.13 replaced hrtimer_init() and setting ->function with hrtimer_setup(). */
 static inline void pcm_hrtimer_init(struct hrtimer *timer,
 				    enum hrtimer_restart (*fn)(struct hrtimer *))

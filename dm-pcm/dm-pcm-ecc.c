@@ -372,9 +372,10 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	 * issued: its rows are locked, neither parity nor data is written yet.
 	 * WIB hook: the rows' bits are durable before their parity (dm-pcm-wib.c).
 	 */
+	/* the buffer before the rows, as ecc_read() takes them: no ABBA on the pool */
+	meta = mempool_alloc(pc->ecc->meta_pool, GFP_NOIO);
 	ecc_rows(pc, io, true);
 	r = pcm_wib_mark(pc, s, left);
-	meta = mempool_alloc(pc->ecc->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
 		r = ecc_write_row(pc, bio, &it, &sp, zero, fua, meta);
@@ -388,6 +389,12 @@ static void ecc_write(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		bio_endio(bio);
 		return;
 	}
+	/*
+	 * Its parity is written: the data must follow, whatever the queue's
+	 * state.  REQ_NOWAIT was honoured when map queued it (no blocking in
+	 * the submitter); EAGAIN now would leave new parity over old data.
+	 */
+	bio->bi_opf &= ~REQ_NOWAIT;
 	dm_submit_bio_remap(bio, NULL);
 }
 
@@ -472,14 +479,14 @@ static u32 sector_bits(const struct pcm_ecc_geom *g)
  * value; returns how many bits that changed.
  */
 static u32 stuck_cells(struct pcm_ecc_dev *e, struct ecc_rd *rd,
-		       struct pcm_wear_stuck *ws)
+		       struct pcm_stuck_iter *ws)
 {
 	u32 pos, n = 0;
 	u8 val;
 
 	if (!ws->n)
-		return 0;	/* nearly every row */
-	while (pcm_wear_stuck_next(ws, &pos, &val)) {
+		return 0;	/* nearly every sector */
+	while (pcm_stuck_next(ws, &pos, &val)) {
 		if (rd_bit(rd, pos) != val) {
 			flip_bit(rd, pos);
 			n++;
@@ -567,7 +574,7 @@ static u32 rber_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
 			    struct bvec_iter *it, sector_t lsector, const u8 *p,
 			    const struct pcm_err_rate *rate, struct pcm_rng *rng,
-			    struct pcm_wear_stuck *ws)
+			    struct pcm_stuck_iter *ws)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	const struct pcm_ecc_geom *g = &e->geom;
@@ -659,14 +666,14 @@ static void ecc_row_rate(struct pcm_c *pc, const struct ecc_span *sp,
  */
 static bool ecc_row_clean(struct pcm_ecc_dev *e, struct bio *bio, struct bvec_iter it,
 			  const struct ecc_span *sp, const u8 *meta,
-			  const struct pcm_err_rate *rate, const struct pcm_wear_stuck *ws,
+			  const struct pcm_err_rate *rate, const struct pcm_stuck_iter *ws,
 			  struct pcm_ecc_ctx *c)
 {
 	u32 mb = e->geom.meta_bytes;
 	bool clean;
 	u8 *d;
 
-	if (READ_ONCE(e->nr_injected) || rate->mant || ws->n)
+	if (READ_ONCE(e->nr_injected) || rate->mant || ws->x)
 		return false;
 	d = bio_sectors_map(bio, it, sp->n);
 	if (!d)
@@ -682,7 +689,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 			   struct pcm_rng *rng)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
-	struct pcm_wear_stuck ws;
+	struct pcm_stuck_iter ws;
 	struct pcm_err_rate rate;
 	struct pcm_ecc_ctx *c;
 	bool good = true;
@@ -701,7 +708,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 		i = 0;
 	}
 	for (; i < sp->n; i++) {
-		pcm_wear_stuck_sector(&ws, sp->first + i);
+		pcm_stuck_sector(&ws, sp->first + i);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,
 					&rate, rng, &ws);

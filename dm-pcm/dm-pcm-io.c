@@ -584,13 +584,12 @@ static noinline int map_parked(struct pcm_c *pc, struct bio *bio,
 }
 
 /*
- * Map @bio: in map context (@in_map; it is counted in status), or again
- * from the worker for a bio that waited (pcm_resubmit(); it was cut to
- * one row, as only map context can cut).  An empty flush, and a FUA
- * write, first wait for unpersisted moves to be persisted.
+ * Map @bio (map context; it is counted in status).  A flush passes down; the
+ * registers are durable before any write through them goes (dm-pcm-move.c),
+ * so a flush or FUA write needs nothing of dm-pcm's own.  Once a metadata
+ * write failed, writes and flushes fail: nothing written can be made durable.
  */
-static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
-		       bool in_map)
+static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	u32 rs = 1U << pc->layout.row_shift, in_row, n;
 	struct pcm_domain *dom;
@@ -598,31 +597,20 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 	u64 row, l;
 
 	if (!bio_sectors(bio)) {
-		if (in_map)
-			pcm_account(pc, bio, 1);
-		return pcm_defer_commit(pc, bio) ? DM_MAPIO_SUBMITTED : DM_MAPIO_REMAPPED;
+		pcm_account(pc, bio, 1);
+		return READ_ONCE(pc->meta_failed) ? DM_MAPIO_KILL : DM_MAPIO_REMAPPED;
 	}
 	sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
 	row = sector >> pc->layout.row_shift;
 	in_row = sector & (rs - 1);
 	if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-		if (in_map)
-			pcm_account(pc, bio, rows_spanned(pc, sector, bio_sectors(bio)));
+		pcm_account(pc, bio, rows_spanned(pc, sector, bio_sectors(bio)));
 		return DM_MAPIO_KILL;
-	}
-	if ((bio->bi_opf & REQ_FUA) && in_map && READ_ONCE(pc->unpersisted)) {
-		/* it may wait for the worker, which cannot cut it */
-		one_row(pc, bio, in_row);
-		pcm_account(pc, bio, 1);
-		in_map = false;
-		if (pcm_defer_commit(pc, bio))
-			return DM_MAPIO_SUBMITTED;
 	}
 	pcm_enter(pc, io);
 	if (likely(bio_sectors(bio) <= rs - in_row)) {
 		if (likely(map_one(pc, bio, row, in_row))) {
-			if (in_map)
-				pcm_account(pc, bio, 1);
+			pcm_account(pc, bio, 1);
 			return DM_MAPIO_REMAPPED;
 		}
 	} else {
@@ -637,9 +625,7 @@ static int pcm_map_bio(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 		}
 	}
 	dom = domain_of(pc, row, &l);
-	if (in_map)
-		return map_parked(pc, bio, dom, l, in_row);
-	return map_gated(pc, dom, bio, l, in_row);
+	return map_parked(pc, bio, dom, l, in_row);
 }
 
 /* Map context, not map_fast(): charge a remapped bio to the timing model. */
@@ -657,7 +643,7 @@ static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *i
 		io = io_attach(bio);
 	io->state = PCM_IO_IDLE;
 	io->timed = false;
-	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io, true));
+	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io));
 }
 
 /* map_fast() found the gate of a write's row up. */
@@ -826,25 +812,6 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 void pcm_io_over(struct pcm_c *pc, struct pcm_io *io)
 {
 	pcm_io_done(pc, io);
-}
-
-/* Map and submit bios that waited outside map context. */
-void pcm_resubmit(struct pcm_c *pc, struct bio_list *list)
-{
-	struct bio *bio;
-
-	while ((bio = bio_list_pop(list))) {
-		switch (pcm_map_bio(pc, bio, io_of(bio), false)) {
-		case DM_MAPIO_REMAPPED:
-			submit_remapped(pc, bio);
-			break;
-		case DM_MAPIO_KILL:
-			bio_io_error(bio);
-			break;
-		default:
-			break;
-		}
-	}
 }
 
 int pcm_io_init(struct pcm_c *pc)

@@ -129,6 +129,60 @@ static int read_copies(struct pcm_c *pc, enum pcm_sb_status st[2])
 	return 0;
 }
 
+/* Rows of the data area judge() reads when there is no superblock. */
+#define PCM_BLANK_SAMPLES	64
+
+/*
+ * Whether the data area looks unused: its first rows and rows spread
+ * evenly over the rest are zero.  A device with zeros where its
+ * superblocks should be but data in its rows is not new: a device that
+ * grew under dm-pcm (an extended LV) has its metadata area moved onto
+ * fresh zeros, and formatting it would scramble every moved row.  A
+ * sample, not a proof: data only in rows between the samples passes.
+ */
+static int data_area_blank(struct pcm_c *pc, bool *blank)
+{
+	u64 rows = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains);
+	u32 len = pc->cfg.val[PCM_ROW_SIZE], i;
+	sector_t at;
+	int r;
+
+	*blank = true;
+	for (i = 0; i < PCM_BLANK_SAMPLES && *blank; i++) {
+		/* the first half of the samples are the first rows */
+		u64 row = i < PCM_BLANK_SAMPLES / 2 ? i :
+			  div_u64(rows * (i - PCM_BLANK_SAMPLES / 2), PCM_BLANK_SAMPLES / 2);
+
+		if (row >= rows)
+			continue;
+		at = pc->layout.offset + (row << pc->layout.row_shift);
+		r = pcm_io(pc, pc->dev->bdev, REQ_OP_READ | REQ_SYNC, at,
+			   len >> SECTOR_SHIFT, pc->row_buf);
+		if (r)
+			return r;
+		*blank = !memchr_inv(pc->row_buf, 0, len);
+	}
+	return 0;
+}
+
+/* No superblock copy: format if the data area is unused, else refuse. */
+static int judge_blank(struct pcm_c *pc)
+{
+	bool blank;
+	int r = data_area_blank(pc, &blank);
+
+	if (r) {
+		pc->ti->error = "Cannot read the data area";
+		return r;
+	}
+	if (blank)
+		return 1;
+	DMERR("no dm-pcm superblock, but the data area holds data (a device that grew moves the metadata area onto zeros)");
+	DMERR("add 'format' to initialize it, losing the data");
+	pc->ti->error = "Device holds data but no superblock";
+	return -EINVAL;
+}
+
 /*
  * What the two copies allow: 0 load copy *pick, 1 format, or an error
  * with ti->error set.  "format" on the table line overrides anything.
@@ -159,7 +213,7 @@ static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
 		return -EINVAL;
 	}
 	if (st[0] == PCM_SB_ZERO && st[1] == PCM_SB_ZERO)
-		return 1;
+		return judge_blank(pc);
 	if (st[0] == PCM_SB_NEWER || st[1] == PCM_SB_NEWER) {
 		DMERR("superblock has a format version newer than %u", PCM_SB_VERSION);
 		ti->error = "Superblock version too new";
@@ -227,7 +281,6 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 		spin_lock(&dom->lock);
 		pcm_set_regs(dom, &fresh);
 		spin_unlock(&dom->lock);
-		dom->unpersisted = false;
 		pc->sb.dom[i] = dom->regs;
 	}
 	r = write_copy(pc, true);
@@ -237,7 +290,6 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 	}
 	if (r)
 		return r;
-	pc->unpersisted = false;
 	pc->copies_differ = false;
 	pc->formatted = true;
 	DMINFO("%s: formatted %llu rows in %u domains",
@@ -246,7 +298,7 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 	return 0;
 }
 
-/* Registers from the device, nothing unpersisted.  Under meta_lock. */
+/* Registers from the device.  Under meta_lock. */
 static void take_registers(struct pcm_c *pc, const struct pcm_sb *good,
 			   const enum pcm_sb_status st[2])
 {
@@ -258,11 +310,9 @@ static void take_registers(struct pcm_c *pc, const struct pcm_sb *good,
 		spin_lock(&dom->lock);
 		pcm_set_regs(dom, &good->dom[i]);
 		spin_unlock(&dom->lock);
-		dom->unpersisted = false;
 		pc->sb.dom[i] = good->dom[i];
 	}
 	pc->sb.seq = good->seq;
-	pc->unpersisted = false;
 	pc->copies_differ = st[0] != PCM_SB_VALID || st[1] != PCM_SB_VALID ||
 		memcmp(pc->disk[0].dom, pc->disk[1].dom,
 		       pc->nr_domains * sizeof(*pc->disk[0].dom));
@@ -308,18 +358,20 @@ out:
 }
 
 /*
- * Make the registers durable.  Rows copied before the call reach the
- * media first: the data device is flushed (the superblock's PREFLUSH when
- * it holds the metadata), then the superblock goes out with FUA.
+ * Write pc->sb's registers durably: the mover puts there the registers
+ * that point at its copies, which reach the media first.  The data
+ * device is flushed (the superblock's PREFLUSH when it holds the
+ * metadata), and the superblock goes out with PREFLUSH and FUA, which
+ * also makes the parity the mover copied on a meta_device durable.
  *
  * One copy per persist, the one after the last (seq & 1): a torn write
- * leaves the other, whose registers are at most one move per domain
- * older, and a domain moves again only after a persist (dm-pcm-move.c),
- * so the source rows they map to are intact.  @both: write the other
- * copy too, so that a device at rest keeps two equal copies and survives
- * one damaged in place.  On failure the device can no longer tell which
- * copy is current, so writes fail until the table is reloaded
- * (meta_failed).  Caller holds meta_lock.
+ * leaves the other, whose registers are one round older, and a domain's
+ * source rows are overwritten only by its next round (dm-pcm-move.c).
+ * @both: write both copies if they differ, so that a device at rest
+ * keeps two equal copies and survives one damaged in place.  On failure
+ * the device can no longer tell which copy is current, so writes and
+ * flushes fail until the table is reloaded (meta_failed).  Caller holds
+ * meta_lock.
  */
 int pcm_meta_persist(struct pcm_c *pc, bool both)
 {
@@ -329,34 +381,26 @@ int pcm_meta_persist(struct pcm_c *pc, bool both)
 	lockdep_assert_held(&pc->meta_lock);
 	if (pc->meta_failed)
 		return -EIO;
-	if (!pc->unpersisted && !(both && pc->copies_differ))
+	if (both && !pc->copies_differ)
 		return 0;
-	/* the mover changes registers only under meta_lock */
-	for (i = 0; i < pc->nr_domains; i++)
-		pc->sb.dom[i] = pc->dom[i].regs;
 	if (pc->meta_dev) {
 		pc->meta_flushes++;
 		r = blkdev_issue_flush(pc->dev->bdev);
 	}
 	for (i = 0; i < copies && !r; i++) {
-		bool preflush = !i && !pc->meta_dev;
-
 		pc->sb.seq++;
 		pc->sb_writes++;
-		pc->meta_flushes += preflush;
-		r = write_copy(pc, preflush);
+		pc->meta_flushes += !i;
+		r = write_copy(pc, !i);
 	}
 	if (r) {
 		WRITE_ONCE(pc->meta_failed, true);
 		/* writes now fail in pcm_map_bio(): map_fast() does not look */
 		WRITE_ONCE(pc->map_fast_ok, false);
-		DMERR("%s: superblock write failed (%d): refusing writes until reloaded",
+		DMERR("%s: superblock write failed (%d): refusing writes and flushes until reloaded",
 		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
 		return r;
 	}
-	for (i = 0; i < pc->nr_domains; i++)
-		pc->dom[i].unpersisted = false;
-	WRITE_ONCE(pc->unpersisted, false);
 	pc->copies_differ = copies == 1;
 	return 0;
 }

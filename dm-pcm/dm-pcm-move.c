@@ -8,18 +8,18 @@
  * each row into its gap, switch that domain's registers and release its
  * parked bios.  A round costs one grace period, however many domains.
  *
- * Crash safety needs two orderings, not a barrier per move:
- *  - the copy is durable before registers that point at it are: a
- *    persist flushes the data device before it writes the superblock;
- *  - registers are durable before the old source row is overwritten: it
- *    becomes the gap, and only the domain's next move writes into it, so
- *    a domain that moved since the last persist is persisted first.
- * Between the two, the old registers still map the moved row to its
- * intact source: a crash loses only writes no flush has covered yet,
- * because a flush or FUA write that comes while moves are unpersisted
- * waits for a persist (pcm_defer_commit(), as dm-thin commits on
- * REQ_PREFLUSH), and a timer persists them at most PCM_COMMIT_DELAY later.
- * So K domains moving together cost one flush and one superblock write.
+ * Crash safety: a round is copy -> flush -> superblock with FUA ->
+ * switch -> release.  The copies (data, and parity with ECC) are made
+ * durable by the persist's flushes before the superblock that points at
+ * them is; the registers switch in memory and the held rows' writes go
+ * only once that superblock is durable.  So dm-pcm keeps no volatile
+ * state of its own: a write completes only after the registers that map
+ * it are on the device, and over a backing device without a volatile
+ * cache a completed write survives a power cut.  A source row becomes
+ * the gap and is written only by the domain's next move, after this
+ * round's persist: the older superblock copy, which a torn write of the
+ * newer leaves, still maps to intact rows.  K domains moving in one
+ * round cost one persist.
  *
  * A write that finds its domain owing PCM_OWED_MAX moves waits until the
  * worker has caught up: the emulated device pays for wear-leveling as it
@@ -34,7 +34,6 @@
 #define CREATE_TRACE_POINTS
 #include "pcm_trace.h"
 
-#define PCM_COMMIT_DELAY	HZ	/* unflushed moves persist this late */
 #define PCM_ROUNDS_PER_PASS	16	/* then the worker requeues itself */
 
 static const char *pcm_name(struct pcm_c *pc)
@@ -82,57 +81,45 @@ static int can_move(struct pcm_c *pc, bool msg)
 	return pc->meta_failed ? -EIO : 0;
 }
 
-/* The copy in @dom failed: keep the registers and let its writes go. */
+/* The copy in @dom failed, or its persist: keep the registers, let its writes go. */
 static void move_failed(struct pcm_c *pc, struct pcm_domain *dom, bool paid, int r)
 {
+	pc->sb.dom[dom->id] = dom->regs;
 	pcm_switch(pc, dom, NULL, paid);
 	pcm_release(pc, dom, false);
 	pc->move_errors++;
 	DMERR_LIMIT("%s: gap move in domain %u failed: %d", pcm_name(pc), dom->id, r);
 }
 
+/* The registers that point at @dom's copy are durable: switch, release. */
 static void move_done(struct pcm_c *pc, struct pcm_domain *dom,
 		      const struct pcm_sg_move *m, bool paid)
 {
-	struct pcm_sg_domain next = dom->regs;
+	const struct pcm_sg_domain *next = &pc->sb.dom[dom->id];
 
-	pcm_sg_apply_move(&next, dom->nr_rows);
-	/* before the switch: a flush that follows a write through it persists */
-	dom->unpersisted = true;
-	WRITE_ONCE(pc->unpersisted, true);
-	pcm_switch(pc, dom, &next, paid);
+	pcm_switch(pc, dom, next, paid);
 	pcm_release(pc, dom, false);
 	pc->gap_moves++;
 	pc->start_wraps += m->wraps;
 	trace_pcm_gap_move(disk_devt(dm_disk(dm_table_get_md(pc->ti->table))), dom->id,
 			   pcm_sg_backing_row(pc->nr_domains, dom->id, m->src),
 			   pcm_sg_backing_row(pc->nr_domains, dom->id, m->dst),
-			   next.start, next.gap, m->wraps);
+			   next->start, next->gap, m->wraps);
 }
 
 /*
  * One move in each of the @n domains of pc->round; @paid: moves that
- * writes owed.  Returns the first error; the other domains still move.
- * Caller holds meta_lock, and checked can_move().
+ * writes owed.  The copies first, then one persist of the registers
+ * that point at them (in pc->sb), then the switches.  Returns the first
+ * error; the other domains still move.  Caller holds meta_lock, and
+ * checked can_move().
  */
 static int move_round(struct pcm_c *pc, unsigned int n, bool paid)
 {
 	struct pcm_sg_move m;
-	unsigned int i;
-	int r = 0, err = 0;
+	unsigned int i, copied = 0;
+	int r, err = 0;
 
-	for (i = 0; i < n; i++)
-		if (pc->round[i]->unpersisted)
-			break;
-	if (i < n)
-		r = pcm_meta_persist(pc, false);
-	if (r) {
-		/* none of the round's moves can be made safely: they failed */
-		pc->move_errors += n;
-		DMERR_LIMIT("%s: %u gap moves failed: cannot persist the registers: %d",
-			    pcm_name(pc), n, r);
-		return r;
-	}
 	for (i = 0; i < n; i++) {
 		struct pcm_domain *dom = pc->round[i];
 
@@ -147,14 +134,26 @@ static int move_round(struct pcm_c *pc, unsigned int n, bool paid)
 		r = move_slot(pc, dom, m.src, m.dst);
 		if (r) {
 			move_failed(pc, dom, paid, r);
+			pc->round[i] = NULL;
 			err = err ?: r;
 			continue;
 		}
-		move_done(pc, dom, &m, paid);
+		pcm_sg_apply_move(&pc->sb.dom[dom->id], dom->nr_rows);
+		copied++;
 	}
-	if (pc->unpersisted)
-		queue_delayed_work(pc->wq, &pc->commit_work, PCM_COMMIT_DELAY);
-	return err;
+	r = copied ? pcm_meta_persist(pc, false) : 0;
+	for (i = 0; i < n; i++) {
+		struct pcm_domain *dom = pc->round[i];
+
+		if (!dom)
+			continue;
+		m = pcm_sg_next_move(&dom->regs, dom->nr_rows);
+		if (r)
+			move_failed(pc, dom, paid, r);
+		else
+			move_done(pc, dom, &m, paid);
+	}
+	return err ?: r;
 }
 
 /* Metadata failed: nothing owed can be paid, writes stop waiting (and fail). */
@@ -217,49 +216,6 @@ void pcm_move_due(struct pcm_c *pc)
 		queue_work(pc->wq, &pc->move_work);
 }
 
-/* Persist unpersisted moves now, then let the flushes and FUA writes go. */
-static void commit_work(struct work_struct *work)
-{
-	struct pcm_c *pc = container_of(to_delayed_work(work), struct pcm_c, commit_work);
-	struct bio_list list;
-	int r = 0;
-
-	spin_lock(&pc->commit_lock);
-	list = pc->commit_bios;
-	bio_list_init(&pc->commit_bios);
-	spin_unlock(&pc->commit_lock);
-
-	mutex_lock(&pc->meta_lock);
-	if (pc->loaded && !pc->read_only)
-		r = pcm_meta_persist(pc, false);
-	mutex_unlock(&pc->meta_lock);
-	if (r)
-		DMERR_LIMIT("%s: cannot persist gap moves: %d", pcm_name(pc), r);
-	/* they map again: a failed persist fails them there (meta_failed) */
-	pcm_resubmit(pc, &list);
-}
-
-/*
- * A flush or FUA write while moves are not yet persisted: it completes
- * only once the registers that map the rows it covers are durable.  Map
- * context: never sleeps.  False: it goes now.
- */
-bool pcm_defer_commit(struct pcm_c *pc, struct bio *bio)
-{
-	if (likely(!READ_ONCE(pc->unpersisted)))
-		return false;
-	if (bio->bi_opf & REQ_NOWAIT) {
-		atomic64_inc(&pc->wouldblock);
-		bio_wouldblock_error(bio);
-		return true;
-	}
-	spin_lock(&pc->commit_lock);
-	bio_list_add(&pc->commit_bios, bio);
-	spin_unlock(&pc->commit_lock);
-	mod_delayed_work(pc->wq, &pc->commit_work, 0);
-	return true;
-}
-
 /*
  * "move_gap N": the moves that writes already owe, then N rounds of one
  * more move in every domain; all durable when it returns.  -EAGAIN: the
@@ -285,13 +241,6 @@ int pcm_move_rounds(struct pcm_c *pc, u64 rounds)
 			r = -EINTR;
 		cond_resched();
 	}
-	mutex_lock(&pc->meta_lock);
-	if (!pc->read_only && pc->loaded) {
-		int p = pcm_meta_persist(pc, false);
-
-		r = r ?: p;
-	}
-	mutex_unlock(&pc->meta_lock);
 	return r;
 }
 
@@ -301,21 +250,16 @@ int pcm_move_init(struct pcm_c *pc)
 	pc->round = kvcalloc(pc->nr_domains, sizeof(*pc->round), GFP_KERNEL);
 	if (!pc->row_buf || !pc->round)
 		return -ENOMEM;
-	spin_lock_init(&pc->commit_lock);
-	bio_list_init(&pc->commit_bios);
 	INIT_WORK(&pc->move_work, move_work);
-	INIT_DELAYED_WORK(&pc->commit_work, commit_work);
-	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	/* the mover, the bitmap's clear pass, wear persistence: each issues I/O */
+	pc->wq = alloc_workqueue("dm-" DM_MSG_PREFIX, WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
 	return pc->wq ? 0 : -ENOMEM;
 }
 
 void pcm_move_exit(struct pcm_c *pc)
 {
-	if (pc->wq) {
-		/* destroy_workqueue() does not stop a delayed work's timer */
-		cancel_delayed_work_sync(&pc->commit_work);
+	if (pc->wq)
 		destroy_workqueue(pc->wq);
-	}
 	kvfree(pc->round);
 	kvfree(pc->row_buf);
 }
@@ -335,7 +279,6 @@ void pcm_move_quiesce(struct pcm_c *pc)
 	if (pc->loaded && !pc->read_only && !pc->meta_failed)
 		pcm_meta_persist(pc, true);
 	mutex_unlock(&pc->meta_lock);
-	cancel_delayed_work_sync(&pc->commit_work);
 	/* nothing parks once the core has waited for every bio; be sure */
 	for (d = 0; d < pc->nr_domains; d++)
 		pcm_release(pc, &pc->dom[d], true);

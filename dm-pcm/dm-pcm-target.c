@@ -14,6 +14,7 @@
 #include <linux/device-mapper.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -53,9 +54,10 @@ static void pcm_dtr(struct dm_target *ti)
 {
 	struct pcm_c *pc = ti->private;
 
+	/* their works run on the mover's workqueue: cancelled before it goes */
 	pcm_wear_exit(pc);
-	pcm_move_exit(pc);
 	pcm_wib_exit(pc);
+	pcm_move_exit(pc);
 	pcm_ecc_dev_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
@@ -351,9 +353,13 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	/* ecc:bch on a meta_device: a flush covers the parity there too */
+	/*
+	 * dm-pcm keeps no volatile state of its own (registers are durable
+	 * before a write goes through them: dm-pcm-move.c), so it has the
+	 * data device's cache.  ecc:bch on a meta_device: a flush covers the
+	 * parity there too, and that device may cache what the other does not.
+	 */
 	ti->num_flush_bios = pc->ecc_on && pc->meta_dev ? 2 : 1;
-	/* the meta_device may cache writes when the data device does not */
 	ti->flush_supported = ti->num_flush_bios == 2;
 	/* a discard need not zero: its rows' parity would no longer match */
 	ti->num_discard_bios = pc->ecc_on ? 0 : 1;
@@ -400,9 +406,15 @@ static int pcm_preresume(struct dm_target *ti)
 {
 	struct pcm_c *pc = ti->private;
 	bool formatted = pc->formatted;
+	unsigned int noio;
+	int r;
 
-	return pcm_meta_load(pc) ?: pcm_wib_load(pc) ?:
-	       pcm_wear_load(pc, !formatted && pc->formatted);
+	/* suspended: an allocation that waits for I/O here waits for us */
+	noio = memalloc_noio_save();
+	r = pcm_meta_load(pc) ?: pcm_wib_load(pc) ?:
+	    pcm_wear_load(pc, !formatted && pc->formatted);
+	memalloc_noio_restore(noio);
+	return r;
 }
 
 static void pcm_resume(struct dm_target *ti)
@@ -782,6 +794,9 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 	if (limits->io_min < row)
 		limits->io_min = row;
+	/* parity is computed from the pages before they are written: they must not change */
+	if (pc->ecc_on)
+		pcm_stable_writes(ti, limits);
 }
 
 static struct target_type pcm_target = {

@@ -214,7 +214,7 @@ static void wear_period(struct work_struct *work)
 	struct pcm_wear *w = container_of(to_delayed_work(work), struct pcm_wear, work);
 
 	pcm_wear_persist(w->pc, false);
-	queue_delayed_work(system_long_wq, &w->work, PCM_WEAR_PERIOD);
+	queue_delayed_work(w->pc->wq, &w->work, PCM_WEAR_PERIOD);
 }
 
 /*
@@ -251,7 +251,7 @@ void pcm_wear_resume(struct pcm_c *pc)
 	struct pcm_wear *w = pc->wear;
 
 	if (w && !pc->read_only)
-		queue_delayed_work(system_long_wq, &w->work, PCM_WEAR_PERIOD);
+		queue_delayed_work(pc->wq, &w->work, PCM_WEAR_PERIOD);
 }
 
 void pcm_wear_suspend(struct pcm_c *pc)
@@ -292,46 +292,15 @@ u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot)
 
 /*
  * Stuck-at cells of the row at @slot (a sector has @sector_bits bits in
- * ECC numbering): how many the row has, once per row read;
- * pcm_wear_stuck_sector() picks a sector of it, pcm_wear_stuck_next()
- * gives its cells one by one.  Deterministic in the row and seed: every
- * read fails the same way.
+ * ECC numbering), its sectors' one by one (pcm_stuck_sector(),
+ * pcm_stuck_next()).  Deterministic in the sector and seed: every read
+ * fails the same way.
  */
 void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
-			  struct pcm_wear_stuck *it)
+			  struct pcm_stuck_iter *it)
 {
-	struct pcm_wear *w = pc->wear;
-
-	it->n = 0;
-	it->i = 0;
-	if (!w)
-		return;
-	it->row = (slot - pc->layout.offset) >> pc->layout.row_shift;
-	it->sector_bits = sector_bits;
-	it->nbits = sector_bits << pc->layout.row_shift;
-	it->seed = pc->cfg.val[PCM_SEED];
-	it->n = pcm_stuck_count(it->seed, it->row, pcm_wear_row_x(pc, slot), it->nbits);
-}
-
-/* Sector @k of the row: its stuck cells from the first. */
-void pcm_wear_stuck_sector(struct pcm_wear_stuck *it, u32 k)
-{
-	it->i = 0;
-	it->first = k * it->sector_bits;
-}
-
-bool pcm_wear_stuck_next(struct pcm_wear_stuck *it, u32 *pos, u8 *val)
-{
-	u32 p;
-
-	while (it->i < it->n) {
-		pcm_stuck_cell(it->seed, it->row, it->i++, it->nbits, &p, val);
-		if (p >= it->first && p < it->first + it->sector_bits) {
-			*pos = p - it->first;
-			return true;
-		}
-	}
-	return false;
+	pcm_stuck_begin(it, pc->cfg.val[PCM_SEED], slot - pc->layout.offset,
+			pcm_wear_row_x(pc, slot), sector_bits);
 }
 
 /* Every counter summed up, the histogram in endurance / 8 steps per row. */

@@ -192,7 +192,7 @@ int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 	spin_lock(&w->lock);
 	need = pcm_wib_touch(&w->map, first, last);
 	spin_unlock(&w->lock);
-	queue_delayed_work(system_wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
+	queue_delayed_work(pc->wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
 	if (!need)
 		return 0;	/* every bit set and written: nearly every write */
 	/* a bit set by a write still writing it is durable once it gives io_lock back */

@@ -18,6 +18,7 @@
 #include <linux/workqueue.h>
 
 #include "pcm-ecc.h"
+#include "pcm-errmodel.h"
 #include "pcm-layout.h"
 #include "pcm-params.h"
 #include "pcm-sb.h"
@@ -60,7 +61,6 @@ struct pcm_domain {
 	unsigned int owed;		/* gap moves the worker still has to do */
 	struct bio_list parked;		/* FIFO: bios waiting for the mover */
 	unsigned int releasing;		/* batches of parked bios being submitted */
-	bool unpersisted;		/* moved since last persisted; meta_lock */
 
 	u32 id;
 	u64 nr_rows;			/* logical rows; nr_rows + 1 physical */
@@ -137,12 +137,6 @@ struct pcm_wear {
 	void *buf;			/* PCM_WEAR_CHUNK blocks */
 	struct delayed_work work;	/* the periodic persist */
 	u64 persists, errors;
-};
-
-/* A worn row's stuck-at cells, a sector at a time: pcm_wear_stuck_next() */
-struct pcm_wear_stuck {
-	u64 seed, row;
-	u32 i, n, nbits, first, sector_bits;
 };
 
 /* dm-pcm-timing.c: the timing model's state and what status shows of it */
@@ -239,21 +233,17 @@ struct pcm_c {
 	struct mutex meta_lock;		/* superblock, moves, register changes */
 	struct dm_io_client *io_client;
 	void *sb_buf;			/* one on-disk copy */
-	struct pcm_sb sb;		/* what is written next */
+	struct pcm_sb sb;		/* what is written next: a round's new registers */
 	struct pcm_sb disk[2];		/* what was read */
 	bool loaded;			/* registers came from the device */
 	bool formatted;			/* "format" has been carried out */
 	bool meta_failed;		/* a superblock write failed: no writes */
-	bool unpersisted;		/* a domain moved since the last persist */
 	bool copies_differ;		/* the two copies hold different registers */
 	u64 sb_writes, meta_flushes;	/* issued to persist moves; meta_lock */
 
 	/* gap moves: dm-pcm-move.c */
 	struct workqueue_struct *wq;
 	struct work_struct move_work;
-	struct delayed_work commit_work;	/* persist: flushes, FUA, timer */
-	spinlock_t commit_lock;		/* commit_bios */
-	struct bio_list commit_bios;	/* flushes and FUA writes awaiting it */
 	struct pcm_domain **round;	/* the domains of one round of moves */
 	void *row_buf;			/* a row on its way to the gap */
 	bool suspending;		/* presuspend .. resume: no move_gap */
@@ -315,7 +305,6 @@ void pcm_grace(struct pcm_c *pc);
 void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid);
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
-void pcm_resubmit(struct pcm_c *pc, struct bio_list *list);
 void pcm_io_over(struct pcm_c *pc, struct pcm_io *io);
 
 /* dm-pcm-ecc.c */
@@ -356,9 +345,7 @@ u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot);
 u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber);
 u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot);
 void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
-			  struct pcm_wear_stuck *it);
-void pcm_wear_stuck_sector(struct pcm_wear_stuck *it, u32 k);
-bool pcm_wear_stuck_next(struct pcm_wear_stuck *it, u32 *pos, u8 *val);
+			  struct pcm_stuck_iter *it);
 void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		     unsigned int *szp);
 int pcm_wear_message(struct pcm_c *pc, unsigned int argc, char *result,
@@ -400,7 +387,6 @@ int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen);
 int pcm_move_init(struct pcm_c *pc);
 void pcm_move_exit(struct pcm_c *pc);
 void pcm_move_due(struct pcm_c *pc);
-bool pcm_defer_commit(struct pcm_c *pc, struct bio *bio);
 int pcm_move_rounds(struct pcm_c *pc, u64 rounds);
 void pcm_move_quiesce(struct pcm_c *pc);
 void pcm_move_suspending(struct pcm_c *pc, bool suspending);

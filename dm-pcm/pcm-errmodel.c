@@ -350,30 +350,62 @@ u64 pcm_wear_rber(u64 rber_e18, u32 x)
 #define STUCK_SALT	0x5354554b43454c4cULL	/* "STUCKCELL" */
 
 /*
- * How many stuck-at cells a row of @nbits bits (data and parity) has at
- * wear @x: the curve's count per 32768 bits, scaled, rounded up or down
- * by a fraction fixed per row, so that the mean is right and a row's
- * count only grows with its wear.
+ * How many stuck-at cells a unit (a sector) of @nbits bits (data and
+ * parity) has at wear @x: the curve's count per 32768 bits, scaled,
+ * rounded up or down by a fraction fixed per unit, so that the mean is
+ * right and a unit's count only grows with its wear.
  */
-u32 pcm_stuck_count(u64 seed, u64 row, u32 x, u32 nbits)
+u32 pcm_stuck_count(u64 seed, u64 unit, u32 x, u32 nbits)
 {
 	u64 q16 = (u64)pcm_wear_curve(pcm_wear_stuck_curve, x) * nbits >> 15;
-	u32 dither = pcm_hash64(seed ^ STUCK_SALT, row, U64_MAX) & (PCM_Q16 - 1);
+	u32 dither = pcm_hash64(seed ^ STUCK_SALT, unit, U64_MAX) & (PCM_Q16 - 1);
 
 	return min_t(u64, (q16 + dither) >> 16, nbits);
 }
 
 /*
- * Stuck cell @i of @row: a bit position below @nbits and the value it
+ * Stuck cell @i of @unit: a bit position below @nbits and the value it
  * reads as, the same on every call.  Cell i does not depend on how many
- * cells the row has, so a row that wears further keeps its stuck cells.
+ * cells the unit has, so a unit that wears further keeps its stuck cells.
  */
-void pcm_stuck_cell(u64 seed, u64 row, u32 i, u32 nbits, u32 *pos, u8 *val)
+void pcm_stuck_cell(u64 seed, u64 unit, u32 i, u32 nbits, u32 *pos, u8 *val)
 {
-	u64 h = pcm_hash64(seed ^ STUCK_SALT, row, i);
+	u64 h = pcm_hash64(seed ^ STUCK_SALT, unit, i);
 
 	*pos = mul_u64_u32_shr(h >> 32, nbits, 32);
 	*val = h & 1;
+}
+
+/*
+ * The stuck cells of the row whose first sector in the data area is
+ * @first_sector, at the row's wear @x; nothing is drawn until a sector
+ * is picked.  it->x is 0 when the row has none (not past endurance).
+ */
+void pcm_stuck_begin(struct pcm_stuck_iter *it, u64 seed, u64 first_sector, u32 x,
+		     u32 sector_bits)
+{
+	it->seed = seed;
+	it->first = first_sector;
+	it->x = pcm_wear_curve(pcm_wear_stuck_curve, x) ? x : 0;
+	it->sector_bits = sector_bits;
+	it->i = 0;
+	it->n = 0;
+}
+
+/* Sector @k of the row: its cells from the first. */
+void pcm_stuck_sector(struct pcm_stuck_iter *it, u32 k)
+{
+	it->unit = it->first + k;
+	it->i = 0;
+	it->n = it->x ? pcm_stuck_count(it->seed, it->unit, it->x, it->sector_bits) : 0;
+}
+
+bool pcm_stuck_next(struct pcm_stuck_iter *it, u32 *pos, u8 *val)
+{
+	if (it->i >= it->n)
+		return false;
+	pcm_stuck_cell(it->seed, it->unit, it->i++, it->sector_bits, pos, val);
+	return true;
 }
 
 /* ---- the wear summary ------------------------------------------------------ */

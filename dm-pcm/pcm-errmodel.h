@@ -68,8 +68,27 @@ extern const struct pcm_wear_point pcm_wear_stuck_curve[];
 u32 pcm_wear_x(u64 writes, u64 endurance);
 u32 pcm_wear_curve(const struct pcm_wear_point *curve, u32 x);
 u64 pcm_wear_rber(u64 rber_e18, u32 x);
-u32 pcm_stuck_count(u64 seed, u64 row, u32 x, u32 nbits);
-void pcm_stuck_cell(u64 seed, u64 row, u32 i, u32 nbits, u32 *pos, u8 *val);
+u32 pcm_stuck_count(u64 seed, u64 unit, u32 x, u32 nbits);
+void pcm_stuck_cell(u64 seed, u64 unit, u32 i, u32 nbits, u32 *pos, u8 *val);
+
+/*
+ * A row's stuck-at cells, a sector at a time: each sector of the data
+ * area is a unit of its own (its cells drawn from its number), so a read
+ * walks each sector's cells once, O(cells), however large the row.
+ */
+struct pcm_stuck_iter {
+	u64 seed;
+	u64 first;		/* the row's first sector in the data area */
+	u32 x;			/* the row's wear; 0: no stuck cell */
+	u32 sector_bits;	/* a sector's bits in ECC numbering */
+	u64 unit;		/* the sector being walked */
+	u32 i, n;		/* its cell i of n */
+};
+
+void pcm_stuck_begin(struct pcm_stuck_iter *it, u64 seed, u64 first_sector, u32 x,
+		     u32 sector_bits);
+void pcm_stuck_sector(struct pcm_stuck_iter *it, u32 k);
+bool pcm_stuck_next(struct pcm_stuck_iter *it, u32 *pos, u8 *val);
 
 /* Wear counters summed up: 32-bit counters, histogram by powers of two. */
 #define PCM_WEAR_HIST		33	/* bucket fls(count): 0, 1, 2-3, 4-7, ... */

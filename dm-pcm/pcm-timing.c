@@ -409,11 +409,11 @@ static u64 submit_write(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 		t = cache_admit(tm, p->write_cache, t, rq->bytes, cache_waited);
 	for (i = 0; i < n; i++) {
 		/* a row leaves the front end's buffer once it completes */
-		u64 ready = pool_take(tm->xfer_free, tm->nr_xfer, t);
+		u64 ready = pool_take(tm->xfer_free, p->xfer_slots, t);
 
 		end = write_row(tm, p, t, ready, rq->row + i, piece(rq, i), rq->zero,
 				rq->prog_q16, &c);
-		pool_put(tm->xfer_free, tm->nr_xfer,
+		pool_put(tm->xfer_free, p->xfer_slots,
 			 p->early && !p->write_cache ? c : end);
 		in_ctrl = max(in_ctrl, c);
 		programmed = max(programmed, end);
@@ -442,7 +442,12 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 	struct pcm_tm_params p;
 
 	read_params(tm, &p);
-	/* tags, buffer and cache are the whole device's: the model's lock */
+	/*
+	 * Tags, buffer and cache are the whole device's: the model's lock.
+	 * Without them, @p says so and the pools are not touched, whatever
+	 * "set" does meanwhile; with them, the parameters are read again
+	 * under the lock "set" takes, so that they match the pools' sizes.
+	 */
 	if (!p.tags && !p.write_cache && !p.xfer_slots) {
 		res->start = rq->arrival;
 		res->tag_waited = false;
@@ -450,6 +455,7 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		return;
 	}
 	spin_lock(&tm->lock);
+	p = tm->p;
 	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
 	charge(tm, &p, rq, res);
 	pool_put(tm->tag_free, tm->nr_tags, res->done);

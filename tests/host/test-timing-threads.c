@@ -9,7 +9,8 @@
  * are no tags and no write cache, so each thread working on its own
  * channel must get exactly what the same requests give one at a time.
  * Then everything at once: a front end, gap moves, and "set" switching
- * tags and the write cache, which moves requests between the per-channel
+ * tags, the write cache and the front end's buffer (xfer_slots), which
+ * moves requests between the per-channel
  * path and the model's lock while others are on it.
  */
 #include "../../dm-pcm/pcm-timing.h"
@@ -75,7 +76,7 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* "set" while the workers run: tags and the write cache on and off. */
+/* "set" while the workers run: tags, write cache and xfer_slots on and off. */
 static void *setter(void *arg)
 {
 	struct pcm_tm_params p = params();
@@ -88,6 +89,8 @@ static void *setter(void *arg)
 	for (i = 0; i < 3000; i++) {
 		p.tags = i % 3 * 8;
 		p.write_cache = i % 2 * 65536;
+		/* the front end's buffer alone too: its pool without tags or cache */
+		p.xfer_slots = i / 6 % 2 * 15;
 		p.read_ns = 1000 + i % 5 * 100;
 		pcm_tm_set(&tm, &p);
 	}
