@@ -177,7 +177,8 @@ static int judge_blank(struct pcm_c *pc)
 	}
 	if (blank)
 		return 1;
-	DMERR("no dm-pcm superblock, but the data area holds data (a device that grew moves the metadata area onto zeros)");
+	/* a device that grew moved its metadata area onto zeros */
+	DMERR("no dm-pcm superblock, but the data area holds data");
 	DMERR("add 'format' to initialize it, losing the data");
 	pc->ti->error = "Device holds data but no superblock";
 	return -EINVAL;
@@ -397,7 +398,7 @@ int pcm_meta_persist(struct pcm_c *pc, bool both)
 		WRITE_ONCE(pc->meta_failed, true);
 		/* writes now fail in pcm_map_bio(): map_fast() does not look */
 		WRITE_ONCE(pc->map_fast_ok, false);
-		DMERR("%s: superblock write failed (%d): refusing writes and flushes until reloaded",
+		DMERR("%s: superblock write failed (%d): writes and flushes fail until reloaded",
 		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
 		return r;
 	}

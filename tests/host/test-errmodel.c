@@ -410,6 +410,55 @@ static void test_stuck_cells(void)
 	check(c <= 1 && c2 == 512 + 30, "small rows: %u, %u", c, c2);
 }
 
+/*
+ * A row's stuck cells a sector at a time: each sector walks only its own
+ * cells (a 1 MiB row at the curve's top, 2048 sectors of ~548 cells, is
+ * ~1.1M steps in all, not 2048 times that), all within the sector, the
+ * same on every walk, none below endurance, and the row's total is the
+ * curve's count for its bits.
+ */
+static void test_stuck_iter(void)
+{
+	const u32 sbits = 4384, sectors = 2048;
+	struct pcm_stuck_iter it, again;
+	u64 steps = 0, total = 0;
+	u32 k, pos, pos2, first_n = 0;
+	long bad = 0;
+	u8 val, val2;
+
+	pcm_stuck_begin(&it, 9, 4096, pcm_wear_x(E, E), sbits);
+	pcm_stuck_sector(&it, 3);
+	check(!it.x && !pcm_stuck_next(&it, &pos, &val), "no stuck cell at endurance");
+	pcm_stuck_begin(&it, 9, 4096, PCM_WEAR_X_MAX, sbits);
+	pcm_stuck_begin(&again, 9, 4096, PCM_WEAR_X_MAX, sbits);
+	for (k = 0; k < sectors; k++) {
+		pcm_stuck_sector(&it, k);
+		pcm_stuck_sector(&again, k);
+		if (!k)
+			first_n = it.n;
+		while (pcm_stuck_next(&it, &pos, &val)) {
+			bad += !pcm_stuck_next(&again, &pos2, &val2) || pos != pos2 ||
+			       val != val2 || pos >= sbits;
+			steps++;
+		}
+		bad += pcm_stuck_next(&again, &pos2, &val2);
+		total += it.n;
+	}
+	check(!bad, "%ld cells out of the sector or not the same on a second walk", bad);
+	check(steps == total, "%llu steps for %llu cells", (unsigned long long)steps,
+	      (unsigned long long)total);
+	/* 4096 per 32768 bits at the top of the curve */
+	check(fabs(total / (double)sectors - 4096.0 * sbits / 32768) < 1, "mean per sector %g",
+	      total / (double)sectors);
+	pcm_stuck_begin(&it, 9, 8192, PCM_WEAR_X_MAX, sbits);
+	pcm_stuck_sector(&it, 0);
+	pcm_stuck_next(&it, &pos, &val);
+	pcm_stuck_begin(&again, 9, 4096, PCM_WEAR_X_MAX, sbits);
+	pcm_stuck_sector(&again, 0);
+	pcm_stuck_next(&again, &pos2, &val2);
+	check(first_n && (pos != pos2 || it.n != again.n), "another row, other cells");
+}
+
 /* The summary of known counters, in one call and chunk by chunk. */
 static void test_wear_summary(void)
 {
@@ -478,6 +527,7 @@ int main(void)
 	RUN(test_determinism);
 	RUN(test_wear_curves);
 	RUN(test_stuck_cells);
+	RUN(test_stuck_iter);
 	RUN(test_wear_summary);
 	return tap_done();
 }

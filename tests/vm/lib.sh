@@ -119,12 +119,12 @@ pcm_table() {
 	fi
 }
 
-# wipe_meta DEV: zero the end of DEV, where internal superblocks live, so
-# that the next table may have another geometry.
+# wipe_meta DEV: zero all of DEV, so that the next table may have another
+# geometry: with no superblock, dm-pcm formats only a data area that holds
+# nothing (a device that grew keeps its data there; the .rst's "Crash
+# safety").  BLKZEROOUT: write-zeroes where the device has it.
 wipe_meta() {
-	local n
-	n=$(sectors "$1")
-	dd if=/dev/zero of="$1" bs=512 seek=$((n - 2048)) count=2048 oflag=direct status=none
+	blkdiscard -f -z "$1" 2>/dev/null
 }
 
 # registers NAME: every domain's start/gap, e.g. "0/7 3/2".
