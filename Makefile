@@ -80,9 +80,9 @@ module: $(MODSRC)
 modules-all:
 	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done
 
-# build/host/libpcm.so: the module's arithmetic for tools/pcmctl
+# build/host/libpcm.so: the module's arithmetic for tools/pcmctl (tools/Makefile)
 tools:
-	$(MAKE) -s -C tests/host libpcm
+	$(MAKE) -s -C tools libpcm
 
 deps:
 	tools/install-deps
@@ -128,14 +128,16 @@ MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
 # The module through kbuild's modules_install (compressed as the kernel's
 # config says; unsigned, as DKMS without a MOK key: a distribution's
 # signing key is not in its headers, and sign-file would only complain);
-# pcmctl as PREFIX/lib/dm-pcm/ with its prebuilt library, linked from BINDIR.
+# pcmctl as PREFIX/lib/dm-pcm/ with the tools' package (pcmlib/) and its
+# prebuilt library, linked from BINDIR.
 install: module tools
 	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm" INSTALL_MOD_PATH="$(DESTDIR)" \
 		INSTALL_MOD_DIR=updates DEPMOD=true CONFIG_MODULE_SIG_ALL= modules_install
 	$(if $(DESTDIR),@echo "DESTDIR set: run 'depmod $(KVER)' on the target",depmod $(KVER))
-	install -d "$(DESTDIR)$(LIBDIR)/dm-pcm" "$(DESTDIR)$(BINDIR)"
+	install -d "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmlib" "$(DESTDIR)$(BINDIR)"
 	install -m 755 tools/pcmctl "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmctl"
-	install -m 644 tools/lib/pcmstatus.py build/host/libpcm.so "$(DESTDIR)$(LIBDIR)/dm-pcm/"
+	install -m 644 build/host/libpcm.so "$(DESTDIR)$(LIBDIR)/dm-pcm/"
+	install -m 644 tools/pcmlib/*.py "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmlib/"
 	ln -sfn "$(LIBDIR)/dm-pcm/pcmctl" "$(DESTDIR)$(BINDIR)/pcmctl"
 
 uninstall:

@@ -412,8 +412,9 @@ def test_cli():
 def test_fresh_tree_builds_lib():
     """pcmctl in a tree without build/ makes libpcm.so itself."""
     tree = os.path.join(WORK, 'tree')
-    for part in ('tools/pcmctl', 'tools/lib/pcmstatus.py', 'tools/libpcm.c', 'dm-pcm',
-                 'tests/host/Makefile', 'tests/host/shim'):
+    # (no tests/host: the library is the tools' own build)
+    for part in ('tools/pcmctl', 'tools/pcmlib', 'tools/libpcm.c', 'tools/Makefile', 'tools/shim',
+                 'dm-pcm'):
         src, dst = os.path.join(TOP, part), os.path.join(tree, part)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, dst)

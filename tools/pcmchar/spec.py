@@ -29,8 +29,8 @@ import os
 import re
 import tomllib
 
-SIZE_RE = re.compile(r'([1-9][0-9]*)([kmg]?)')
-SIZE_SHIFT = {'': 0, 'k': 10, 'm': 20, 'g': 30}
+from pcmlib import words as pwords
+from pcmlib.words import size_word  # noqa: F401  (bytes as fio writes them)
 RW = ('read', 'write', 'randread', 'randwrite', 'rw', 'randrw')
 MIXED = ('rw', 'randrw')
 RANDOM = ('randread', 'randwrite', 'randrw')
@@ -50,20 +50,12 @@ class SpecError(ValueError):
 
 def parse_size(field, v):
     """'4k', '1m', '512' or an integer of bytes: bytes, a multiple of 512."""
-    m = SIZE_RE.fullmatch(str(v).strip().lower())
-    n = m and int(m[1]) << SIZE_SHIFT[m[2]]
-    if not n or n % 512:
+    try:
+        return pwords.parse_size(v if isinstance(v, int) and not isinstance(v, bool) else str(v),
+                                 multiple=512)
+    except pwords.SizeError:
         raise SpecError(field, f'{v!r} is not a size',
-                        'a multiple of 512 bytes: 512, 4k, 1m, 2g')
-    return n
-
-
-def size_word(n):
-    """Bytes as fio writes them: 4k, 1m, 512."""
-    for unit, shift in (('g', 30), ('m', 20), ('k', 10)):
-        if n % (1 << shift) == 0:
-            return f'{n >> shift}{unit}'
-    return str(n)
+                        'a multiple of 512 bytes: 512, 4k, 1m, 2g') from None
 
 
 def check_words(field, v):
