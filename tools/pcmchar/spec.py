@@ -22,7 +22,12 @@ of the PSD paper's Tables I and II, expanded into points.
     rwmixread = [0, 50, 100]
 
 AXES below lists every axis, its default and what it may hold.  A bad
-spec raises SpecError naming the field and the values it allows.
+spec raises SpecError naming the field and the values it allows.  With
+tables=True (load(), loads(): what pcm-bench characterize does on the
+host before any VM boots) every device's words also go through the
+module's own parser (libpcm, tools/pcmlib/libpcm.py), so a word the
+module would refuse (preset:psss, bogus_key:1, read_ns:-5) is refused
+here with the parser's message, naming the field.
 """
 import itertools
 import os
@@ -140,7 +145,8 @@ def default(name):
 class Spec:
     """The parsed spec: settings and the points, in the order they run."""
 
-    def __init__(self, data, name):
+    def __init__(self, data, name, tables=False):
+        self.tables = tables
         unknown('', data, TOP_KEYS)
         self.name = data.get('name', name)
         if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
@@ -171,12 +177,16 @@ class Spec:
     def expand(self, axes, sweeps):
         unknown('axes.', axes, AXES)
         base = {k: axis_values(f'axes.{k}', k, v) for k, v in axes.items()}
+        if 'device' in axes:
+            self.check_tables('axes.device', axes['device'])
         points, seen = [], set()
         for i, sw in enumerate(sweeps):
             field = f'sweep[{i}].' if self.named_sweeps else 'axes.'
             unknown(field, sw, set(AXES) | {'name'})
             sweep_name = sw.get('name', f'sweep{i}')
             own = {k: axis_values(field + k, k, v) for k, v in sw.items() if k != 'name'}
+            if 'device' in sw:
+                self.check_tables(field + 'device', sw['device'])
             lists = {k: own.get(k, base.get(k)) or default(k) for k in AXES}
             if lists['device'] == [None]:
                 raise SpecError('axes.device', f'missing (in [axes] or in {field}device)',
@@ -189,6 +199,22 @@ class Spec:
                     seen.add(key)
                     points.append(Point(len(points) + 1, sweep_name, p))
         return points
+
+    def check_tables(self, field, v):
+        """With tables: each device's words through the module's parser."""
+        if not self.tables:
+            return
+        from pcmlib import libpcm
+        for i, words in enumerate(v if isinstance(v, list) else [v]):
+            try:
+                reason = libpcm.check_words(words)
+            except libpcm.PcmError as e:     # no library: say so, do not guess
+                raise SpecError(field, f'cannot check {words!r} with libpcm: {e}') from e
+            if reason:
+                raise SpecError(f'{field}[{i}]' if isinstance(v, list) else field,
+                                f'{words!r}: the module refuses it: {reason}',
+                                'the words of tools/pcmctl params, as in the .rst\'s '
+                                '"Table line"')
 
     def check_point(self, field, p):
         if p['region'] < 100 and p['rw'] not in RANDOM:
@@ -267,15 +293,16 @@ class Point:
         return r
 
 
-def loads(text, name='spec'):
+def loads(text, name='spec', tables=False):
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError('(file)', f'not TOML: {e}', 'TOML, see tools/pcmchar/spec.py') from e
-    return Spec(data, name)
+    return Spec(data, name, tables)
 
 
-def load(path):
+def load(path, tables=False):
+    """The spec at @path; @tables: check the devices' words with libpcm."""
     with open(path, encoding='utf-8') as fh:
         text = fh.read()
-    return loads(text, os.path.splitext(os.path.basename(path))[0])
+    return loads(text, os.path.splitext(os.path.basename(path))[0], tables)
