@@ -5,7 +5,6 @@ mean and spread, the exact table lines and config replies, and the fio
 commands that rerun any point by hand.  The headline table is also written
 beside it as paper-table.csv and paper-table.json (one record per row,
 with the run's clock: PAPER_FIELDS)."""
-import csv
 import json
 import os
 
@@ -128,6 +127,7 @@ def headline_records(rows, run):
 
 def write_paper_table(run_dir, rows, run):
     """paper-table.csv and paper-table.json in @run_dir; their paths."""
+    import csv
     recs = headline_records(rows, run)
     path_csv = os.path.join(run_dir, 'paper-table.csv')
     with open(path_csv, 'w', newline='', encoding='utf-8') as fh:
