@@ -685,6 +685,75 @@ def test_spec_tables_libpcm():
     check(not os.path.exists(out), f'no run directory: {os.listdir(out) if os.path.exists(out) else ""}')
 
 
+def bench(*argv):
+    """pcm-bench with @argv, each call one that must end before any VM
+    boots: in a session of its own, killed whole if it runs 60 s."""
+    p = subprocess.Popen([os.path.join(TOP, 'tools', 'pcm-bench')] + list(argv), text=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+        err += '\n(killed after 60 s: it went on to boot a VM?)'
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def test_bench_cli():
+    """pcm-bench: a subcommand per mode, each with its own --help (what it
+    measures, the options it uses), and every command line that worked
+    before still parses the same (options before or after MODE)."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import main as bmain
+    modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
+             'characterize')
+    res = bench('--help')
+    check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
+          f'--help lists the modes: {res.stdout[-800:]!r}')
+    for mode in modes:
+        res = bench(mode, '--help')
+        out = ' '.join(res.stdout.split())
+        uses = bmain.USES[mode]
+        check(res.returncode == 0 and res.stdout.startswith(f'usage: pcm-bench {mode} ') and
+              f'pcm-bench {mode}: ' in out, f'{mode} --help: {res.stdout[:300]!r}')
+        for opt in ('runtime', 'rounds', 'bs', 'pcm_words', 'trace', 'redraw'):
+            flag = '--' + opt.replace('_', '-')
+            check((f'{flag} ' in res.stdout) == (opt in uses),
+                  f'{mode} --help shows {flag} if and only if it uses it')
+    check('read_ns = write_ns = X' in ' '.join(bench('timing', '--help').stdout.split()),
+          'timing --help says what it measures')
+    ap, _ = bmain.build_parser()
+    same = [(['--rounds', '2', 'timing'], ['timing', '--rounds', '2']),
+            (['--native', '--bs', '4k,1m', 'passthrough'], ['passthrough', '--native', '--bs',
+                                                            '4k,1m']),
+            (['--trace', 'characterize', 'x.toml'], ['characterize', 'x.toml', '--trace']),
+            (['--kernel', '6.1', 'ecc', '--pcm-words', '+ecc_fast:1'],
+             ['ecc', '--pcm-words', '+ecc_fast:1', '--kernel', '6.1'])]
+    for a, b in same:
+        va, vb = vars(ap.parse_args(a)), vars(ap.parse_args(b))
+        check(va == vb, f'{a} and {b}: {va} {vb}')
+    a = ap.parse_args(['--guest', '--out', '/tmp/x', '--icount', '--runtime', '0.5', '--rounds',
+                       '1', '--cpus', '1', '--bs', '4k', '--pcm-words', '', 'timing'])
+    check((a.mode, a.guest, a.icount, a.out, a.runtime, a.rounds, a.cpus, a.bs) ==
+          ('timing', True, True, '/tmp/x', 0.5, 1, 1, '4k'), f'the guest\'s line: {a}')
+    a = ap.parse_args(['timing'])
+    check((a.runtime, a.rounds, a.bs, a.pcm_words, a.outdir.endswith('build/bench')) ==
+          (2, 3, '4k', '', True), f'defaults: {a}')
+    for bs in ('1000', '2m', '4k,0'):    # not 512-byte multiples, or not dividing 255 MiB
+        res = bench('passthrough', '--bs', bs)
+        check(res.returncode == 2 and f'--bs {bs.split(",")[-1]}: want sizes like 4k' in res.stderr,
+              f'bad --bs {bs}: {res}')
+    res = bench('scaling', '--cpus', '1')
+    check(res.returncode == 2 and 'scaling needs --cpus 2' in res.stderr, f'scaling {res}')
+    res = bench('timing', '--trace')
+    check(res.returncode == 2 and 'characterize does' in res.stderr, f'--trace {res}')
+    res = bench('nomode')
+    check(res.returncode == 2 and 'invalid choice' in res.stderr, f'bad mode {res}')
+    res = bench('characterize')
+    check(res.returncode == 2 and 'characterize needs a SPEC' in res.stderr, f'no spec {res}')
+
+
 def test_rundir():
     """A rerun never removes an earlier run: NAME-KERNEL, then .2, .3;
     --redraw works on the newest (or --run-dir's) and leaves the others."""
@@ -743,7 +812,8 @@ def main():
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
         test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
         test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
-        test_finish_from_fixtures, test_spec_tables_libpcm, test_rundir, test_papers_table)
+        test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
+        test_papers_table)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
