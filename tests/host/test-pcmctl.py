@@ -565,6 +565,15 @@ def test_params():
     rc, text, _ = pcm('params')
     check(rc == 0 and text.splitlines()[1].startswith('name:gap_interval kind:u64 min:0 '),
           f'text {text[:200]!r}')
+    # the .rst's count of optional words: one per parameter, and preset
+    import re
+    with open(os.path.join(TOP, 'Documentation', 'admin-guide', 'device-mapper',
+                           'dm-pcm.rst')) as fh:
+        rst = ' '.join(fh.read().split())
+    m = re.search(r'<#opt_params>: The number of optional words that follow: 0 to (\d+)', rst)
+    check(m and int(m[1]) == len(ps) + 1,
+          f'the .rst says 0 to {m and m[1]} optional words; the parser takes {len(ps) + 1} '
+          f'({len(ps)} parameters and preset)')
 
 
 def main():
