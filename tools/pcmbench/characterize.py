@@ -22,6 +22,7 @@ and writes the report again from the newest run there (--run-dir DIR:
 from that one).
 """
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -45,7 +46,6 @@ def host_characterize(args, spec):
     """The guest runs the points; here the statistics, figures and report
     (--redraw: only these, from the newest run there, or --run-dir's).
     A new run never touches an earlier one: it gets a directory of its own."""
-    import shutil
     from pcmchar import report, rundir
     base = char_run_base(args, spec)
     if args.redraw:
@@ -100,6 +100,16 @@ def run(args, ap):
     from pcmchar import spec as pspec
     if not args.spec:
         ap.error('characterize needs a SPEC file (e.g. tools/char/tiny.toml)')
+    if not args.guest:
+        from pcmlib import libpcm
+        if libpcm.lib_stale() and not shutil.which(os.environ.get('CC', 'cc')):
+            # a fresh machine: the compiler libpcm.so needs comes with the
+            # packages the VM runner would install next anyway
+            try:
+                vm.install_deps(args.native)
+            except vm.VmError as e:
+                print(f'pcm-bench: {e}', file=sys.stderr)
+                return 1
     try:
         # on the host, the devices' words through the module's own parser
         # (libpcm) before any VM boots; in the guest they were
