@@ -56,7 +56,8 @@ def build_lib():
         return
     if not os.path.exists(LIB):
         raise PcmError(f"building {LIB} failed: {' '.join(cmd)}")
-    print(f'warning: could not rebuild {LIB}, using it as it is', file=sys.stderr)
+    print(f'{os.path.basename(sys.argv[0])}: warning: could not rebuild {LIB}, using it as it is',
+          file=sys.stderr)
 
 
 def _argv(words):
