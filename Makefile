@@ -8,14 +8,14 @@
 # and a named subset (tools/check DEBUG_SUBSET) on a KASAN/lockdep/
 # kmemleak/UBSAN 6.12 kernel that tools/debug-kernel builds once (~40 min
 # on 2 cores, beside the other stages); budget: 35 min with warm caches,
-# 70 on a fresh machine (README, "Test budget").
+# 70 on a fresh machine (tests/README.md, "Test budget").
 # make check-full runs every VM test on both kernels at full size;
 # make check-debug the whole VM suite on the debug kernel.
 # make install / make uninstall put dm-pcm.ko in /lib/modules/KVER/updates
 # (then depmod) and pcmctl in BINDIR; make dkms-install / make dkms-remove
 # do it through DKMS, for every kernel installed later too; make
 # kernel-patch KSRC=<linux tree> writes the patch that adds dm-pcm to a
-# kernel tree's drivers/md (README, "On a real host").
+# kernel tree's drivers/md (tools/README.md, "On a real host").
 # make soak runs a mixed workload (fio verify, ext4, message storms,
 # suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
 # prints PASS or FAIL; results in build/soak/summary.json.
@@ -80,9 +80,9 @@ module: $(MODSRC)
 modules-all:
 	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done
 
-# build/host/libpcm.so: the module's arithmetic for tools/pcmctl
+# build/host/libpcm.so: the module's arithmetic for tools/pcmctl (tools/Makefile)
 tools:
-	$(MAKE) -s -C tests/host libpcm
+	$(MAKE) -s -C tools libpcm
 
 deps:
 	tools/install-deps
@@ -117,7 +117,7 @@ bench:
 soak:
 	tools/soak $(if $(filter 1,$(NATIVE)),--native) --minutes $(or $(SOAK_MINUTES),10) $(SOAK_ARGS)
 
-# ---- installing on a real host (README, "On a real host") ------------------
+# ---- installing on a real host (tools/README.md, "On a real host") --------
 # The release, dm-pcm.h's, as dkms.conf reads it.
 VERSION := $(shell . ./dkms.conf && echo "$$PACKAGE_VERSION")
 PREFIX ?= /usr/local
@@ -128,14 +128,16 @@ MODDIR = $(DESTDIR)/lib/modules/$(KVER)/updates
 # The module through kbuild's modules_install (compressed as the kernel's
 # config says; unsigned, as DKMS without a MOK key: a distribution's
 # signing key is not in its headers, and sign-file would only complain);
-# pcmctl as PREFIX/lib/dm-pcm/ with its prebuilt library, linked from BINDIR.
+# pcmctl as PREFIX/lib/dm-pcm/ with the tools' package (pcmlib/) and its
+# prebuilt library, linked from BINDIR.
 install: module tools
 	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm" INSTALL_MOD_PATH="$(DESTDIR)" \
 		INSTALL_MOD_DIR=updates DEPMOD=true CONFIG_MODULE_SIG_ALL= modules_install
 	$(if $(DESTDIR),@echo "DESTDIR set: run 'depmod $(KVER)' on the target",depmod $(KVER))
-	install -d "$(DESTDIR)$(LIBDIR)/dm-pcm" "$(DESTDIR)$(BINDIR)"
+	install -d "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmlib" "$(DESTDIR)$(BINDIR)"
 	install -m 755 tools/pcmctl "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmctl"
-	install -m 644 tools/lib/pcmstatus.py build/host/libpcm.so "$(DESTDIR)$(LIBDIR)/dm-pcm/"
+	install -m 644 build/host/libpcm.so "$(DESTDIR)$(LIBDIR)/dm-pcm/"
+	install -m 644 tools/pcmlib/*.py "$(DESTDIR)$(LIBDIR)/dm-pcm/pcmlib/"
 	ln -sfn "$(LIBDIR)/dm-pcm/pcmctl" "$(DESTDIR)$(BINDIR)/pcmctl"
 
 uninstall:

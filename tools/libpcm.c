@@ -5,7 +5,7 @@
  * the length pcmctl prints, the rows it predicts and the latencies its
  * model prints come from the code the kernel runs.
  * Only integers, u64 arrays and char buffers cross the interface.
- * Built on the host against tests/host/shim: make -C tests/host libpcm.
+ * Built on the host against tools/shim: make -C tools libpcm (tools/Makefile).
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>

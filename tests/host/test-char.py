@@ -564,14 +564,36 @@ def test_trace_parsing():
           trace.parse_btt('') == {} and trace.parse_remaps('')['remaps'] == 0, 'offsets, empty')
 
 
+FX_SPEC = ('repetitions = 3\n[axes]\ndevice = "preset:pss"\nsize = "16m"\n'
+           '[[sweep]]\nrw = "randread"\n[[sweep]]\nrw = "randrw"\nrwmixread = 70\n'
+           'iodepth = 4\n')
+
+
+def fixture_run(d):
+    """A run directory as the guest leaves it (run.json, raw/, spec.toml),
+    from fio's real output (the fixtures); FX_SPEC's run."""
+    os.makedirs(os.path.join(d, 'raw'))
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(FX_SPEC)
+    runs = []
+    for i, (pid, dev, fx) in enumerate((('p001', 'preset:pss', 'randread-qd1'),
+                                        ('p002', 'preset:pss', 'randrw-qd4'),
+                                        ('p001', 'dm-linear', 'randread-qd1'))):
+        shutil.copyfile(os.path.join(FIXTURES, fx + '.json'), os.path.join(d, 'raw', f'{i}.json'))
+        runs.append({'point': pid, 'device': dev, 'file': f'{i}.json', 's': 1.0})
+    run = {'date': 'D', 'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'wall_s': 5.0,
+           'fio_s': 4.0, 'commands': [], 'runs': runs,
+           'devices': {'preset:pss': {'table': 'T', 'config': 'C'}, 'dm-linear': {'table': 'L'}}}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+
+
 def test_finish_from_fixtures():
     """report.finish on a run directory as the guest leaves it: run.json
     and fio's real output under raw/ (the fixtures)."""
     d = os.path.join(WORK, 'run-fx')
     os.makedirs(os.path.join(d, 'raw'))
-    text = ('repetitions = 3\n[axes]\ndevice = "preset:pss"\nsize = "16m"\n'
-            '[[sweep]]\nrw = "randread"\n[[sweep]]\nrw = "randrw"\nrwmixread = 70\n'
-            'iodepth = 4\n')
+    text = FX_SPEC
     with open(os.path.join(d, 'spec.toml'), 'w') as fh:
         fh.write(text)
     s = spec.loads(text)
@@ -600,6 +622,178 @@ def test_finish_from_fixtures():
     check([r[0].key for r in rows] == ['pss.read4k.lat'] and rows[0][5] is not None,
           f'headline {[r[0].key for r in rows]}: pss QD1 read beside dm-linear')
     check(set(figs) == set(), f'no figure from these points: {sorted(figs)}')
+    # the paper table beside the report, as CSV and JSON, the same rows
+    with open(os.path.join(d, 'paper-table.csv'), newline='') as fh:
+        tab = list(csv.DictReader(fh))
+    with open(os.path.join(d, 'paper-table.json')) as fh:
+        js = json.load(fh)
+    check(len(tab) == len(rows) == len(js['rows']) == 1 and
+          js['fields'] == list(report.PAPER_FIELDS) and list(tab[0]) == js['fields'],
+          f'paper-table: {tab} {js}')
+    r, j = tab[0] if tab else {}, js['rows'][0] if js['rows'] else {}
+    got = rows[0][3] if rows else None
+    check(r.get('figure') == j.get('figure') == 'pss.read4k.lat' and r.get('point') == 'p001'
+          and float(r.get('paper', 0)) == j.get('paper') == 35 and
+          abs(float(r.get('measured', 0)) - got) < 1e-9 and j.get('measured') == got and
+          abs(j.get('error_pct') - (got - 35) / 35 * 100) < 1e-9 and
+          j.get('clock') == r.get('clock') == 'icount' and j.get('kernel') == 'K' and
+          j.get('dm_linear') == rows[0][5] and r.get('unit') == 'us',
+          f'paper-table row: {r} {j}')
+    check('paper-table.csv' in md and 'paper-table.json' in md, 'the report links them')
+
+
+def test_spec_tables_libpcm():
+    """The devices' words through the module's own parser (libpcm) on the
+    host: refused with the parser's message, naming the field."""
+    bad = {'"preset:psss"': ('axes.device', 'unknown preset'),
+           '"bogus_key:1"': ('axes.device', 'bogus_key:1: unknown parameter'),
+           '"read_ns:-5"': ('axes.device', 'read_ns:-5: not a decimal number'),
+           '["preset:pss", "preset:onyx domains:0"]': ('axes.device[1]', 'domains:0'),
+           }
+    for dev, (field, reason) in bad.items():
+        text = f'[axes]\ndevice = {dev}\n'
+        try:
+            spec.loads(text, tables=True)
+            check(False, f'{dev}: accepted')
+        except spec.SpecError as e:
+            check(e.field == field and reason in str(e) and 'the module refuses it' in str(e),
+                  f'{dev}: {e}')
+        # without tables (the guest's load), the words' form alone
+        check(len(spec.loads(text).points) >= 1, f'{dev}: tables=False')
+    try:
+        spec.loads('[axes]\ndevice = "preset:pss"\n[[sweep]]\ndevice = "preset:psss"\n',
+                   tables=True)
+        check(False, 'a sweep\'s device: accepted')
+    except spec.SpecError as e:
+        check(e.field == 'sweep[0].device' and 'unknown preset' in str(e), f'sweep: {e}')
+    for name in sorted(os.listdir(os.path.join(TOP, 'tools', 'char'))):
+        s = spec.load(os.path.join(TOP, 'tools', 'char', name), tables=True)
+        check(s.points, f'tools/char/{name} passes libpcm')
+    # pcm-bench characterize refuses it before any VM, and makes no run directory
+    out = os.path.join(WORK, 'out-bad')
+    for word in ('preset:psss', 'bogus_key:1', 'read_ns:-5'):
+        path = os.path.join(WORK, 'badword.toml')
+        with open(path, 'w') as fh:
+            fh.write(f'[axes]\ndevice = "gap_interval:64 {word}"\n')
+        res = subprocess.run([os.path.join(TOP, 'tools', 'pcm-bench'), '--outdir', out,
+                              '--kernel', '6.12', 'characterize', path],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             stdin=subprocess.DEVNULL, timeout=120)
+        check(res.returncode == 2 and f"{path}: axes.device: 'gap_interval:64 {word}': the module "
+              f"refuses it: " in res.stderr and word in res.stderr.split('refuses it:')[-1],
+              f'pcm-bench {word}: {res.returncode} {res.stderr[-400:]!r}')
+    check(not os.path.exists(out), f'no run directory: {os.listdir(out) if os.path.exists(out) else ""}')
+
+
+def bench(*argv):
+    """pcm-bench with @argv, each call one that must end before any VM
+    boots: in a session of its own, killed whole if it runs 60 s."""
+    p = subprocess.Popen([os.path.join(TOP, 'tools', 'pcm-bench')] + list(argv), text=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)
+        out, err = p.communicate()
+        err += '\n(killed after 60 s: it went on to boot a VM?)'
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def test_bench_cli():
+    """pcm-bench: a subcommand per mode, each with its own --help (what it
+    measures, the options it uses), and every command line that worked
+    before still parses the same (options before or after MODE)."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import main as bmain
+    modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
+             'characterize')
+    res = bench('--help')
+    check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
+          f'--help lists the modes: {res.stdout[-800:]!r}')
+    for mode in modes:
+        res = bench(mode, '--help')
+        out = ' '.join(res.stdout.split())
+        uses = bmain.USES[mode]
+        check(res.returncode == 0 and res.stdout.startswith(f'usage: pcm-bench {mode} ') and
+              f'pcm-bench {mode}: ' in out, f'{mode} --help: {res.stdout[:300]!r}')
+        for opt in ('runtime', 'rounds', 'bs', 'pcm_words', 'trace', 'redraw'):
+            flag = '--' + opt.replace('_', '-')
+            check((f'{flag} ' in res.stdout) == (opt in uses),
+                  f'{mode} --help shows {flag} if and only if it uses it')
+    check('read_ns = write_ns = X' in ' '.join(bench('timing', '--help').stdout.split()),
+          'timing --help says what it measures')
+    ap, _ = bmain.build_parser()
+    same = [(['--rounds', '2', 'timing'], ['timing', '--rounds', '2']),
+            (['--native', '--bs', '4k,1m', 'passthrough'], ['passthrough', '--native', '--bs',
+                                                            '4k,1m']),
+            (['--trace', 'characterize', 'x.toml'], ['characterize', 'x.toml', '--trace']),
+            (['--kernel', '6.1', 'ecc', '--pcm-words', '+ecc_fast:1'],
+             ['ecc', '--pcm-words', '+ecc_fast:1', '--kernel', '6.1'])]
+    for a, b in same:
+        va, vb = vars(ap.parse_args(a)), vars(ap.parse_args(b))
+        check(va == vb, f'{a} and {b}: {va} {vb}')
+    a = ap.parse_args(['--guest', '--out', '/tmp/x', '--icount', '--runtime', '0.5', '--rounds',
+                       '1', '--cpus', '1', '--bs', '4k', '--pcm-words', '', 'timing'])
+    check((a.mode, a.guest, a.icount, a.out, a.runtime, a.rounds, a.cpus, a.bs) ==
+          ('timing', True, True, '/tmp/x', 0.5, 1, 1, '4k'), f'the guest\'s line: {a}')
+    a = ap.parse_args(['timing'])
+    check((a.runtime, a.rounds, a.bs, a.pcm_words, a.outdir.endswith('build/bench')) ==
+          (2, 3, '4k', '', True), f'defaults: {a}')
+    for bs in ('1000', '2m', '4k,0'):    # not 512-byte multiples, or not dividing 255 MiB
+        res = bench('passthrough', '--bs', bs)
+        check(res.returncode == 2 and f'--bs {bs.split(",")[-1]}: want sizes like 4k' in res.stderr,
+              f'bad --bs {bs}: {res}')
+    res = bench('scaling', '--cpus', '1')
+    check(res.returncode == 2 and 'scaling needs --cpus 2' in res.stderr, f'scaling {res}')
+    res = bench('timing', '--trace')
+    check(res.returncode == 2 and 'characterize does' in res.stderr, f'--trace {res}')
+    res = bench('nomode')
+    check(res.returncode == 2 and 'invalid choice' in res.stderr, f'bad mode {res}')
+    res = bench('characterize')
+    check(res.returncode == 2 and 'characterize needs a SPEC' in res.stderr, f'no spec {res}')
+
+
+def test_rundir():
+    """A rerun never removes an earlier run: NAME-KERNEL, then .2, .3;
+    --redraw works on the newest (or --run-dir's) and leaves the others."""
+    from pcmchar import rundir
+    base = os.path.join(WORK, 'rd', 'char', 'x-6.12')
+    check(rundir.runs(base) == [] and rundir.newest(base) is None, 'none yet')
+    made = [rundir.new(base) for _ in range(3)]
+    check(made == [base, base + '.2', base + '.3'], f'new: {made}')
+    os.makedirs(base + '-other')
+    os.makedirs(base + '.x')
+    check(rundir.runs(base) == made and rundir.newest(base) == base + '.3',
+          f'runs: {rundir.runs(base)}')
+    os.makedirs(base + '.10')
+    check(rundir.newest(base) == base + '.10' and rundir.new(base) == base + '.11',
+          'numeric order, not text')
+    # pcm-bench --redraw on the newest of two runs of a spec
+    out = os.path.join(WORK, 'out-redraw')
+    sp = os.path.join(WORK, 'fx.toml')
+    with open(sp, 'w') as fh:
+        fh.write(FX_SPEC)
+    first = os.path.join(out, 'char', 'fx-6.12')
+    fixture_run(first)
+    fixture_run(first + '.2')
+    before = sorted(os.listdir(first))
+    cmd = [os.path.join(TOP, 'tools', 'pcm-bench'), '--outdir', out, '--kernel', '6.12',
+           'characterize', sp, '--redraw']
+    res = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                         timeout=300)
+    check(res.returncode == 0 and f'report: {first}.2/report.md' in res.stdout and
+          os.path.exists(os.path.join(first + '.2', 'paper-table.json')),
+          f'redraw: {res.returncode} {res.stdout[-300:]!r} {res.stderr[-300:]!r}')
+    check(sorted(os.listdir(first)) == before, f'the first run untouched: {os.listdir(first)}')
+    res = subprocess.run(cmd + ['--run-dir', first], capture_output=True, text=True,
+                         stdin=subprocess.DEVNULL, timeout=300)
+    check(res.returncode == 0 and os.path.exists(os.path.join(first, 'paper-table.csv')),
+          f'--run-dir: {res.returncode} {res.stderr[-300:]!r}')
+    res = subprocess.run(cmd[:2] + [os.path.join(WORK, 'none')] + cmd[3:],
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    check(res.returncode == 1 and '--redraw: no run of fx' in res.stderr,
+          f'redraw without a run: {res.returncode} {res.stderr[-300:]!r}')
 
 
 def test_papers_table():
@@ -618,7 +812,8 @@ def main():
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
         test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
         test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
-        test_finish_from_fixtures, test_papers_table)
+        test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
+        test_papers_table)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

@@ -50,8 +50,12 @@ def test_install(stage):
         result(got.strip() == ver, f'its version is {ver}', got)
     lib = f'{stage}/usr/lib/dm-pcm'
     have = sorted(os.listdir(lib)) if os.path.isdir(lib) else []
-    result(have == ['libpcm.so', 'pcmctl', 'pcmstatus.py'],
-           f'PREFIX/lib/dm-pcm holds pcmctl, pcmstatus.py, libpcm.so: {have}')
+    result(have == ['libpcm.so', 'pcmctl', 'pcmlib'],
+           f'PREFIX/lib/dm-pcm holds pcmctl, pcmlib/, libpcm.so: {have}')
+    pkg = sorted(os.listdir(f'{lib}/pcmlib')) if os.path.isdir(f'{lib}/pcmlib') else []
+    want = sorted(f for f in os.listdir(os.path.join(TOP, 'tools', 'pcmlib')) if f.endswith('.py'))
+    result(pkg == want and '__init__.py' in pkg,
+           f'PREFIX/lib/dm-pcm/pcmlib holds the package tools/pcmlib: {pkg}')
     link = f'{stage}/usr/bin/pcmctl'
     result(os.path.islink(link) and os.readlink(link) == '/usr/lib/dm-pcm/pcmctl',
            'PREFIX/bin/pcmctl links to PREFIX/lib/dm-pcm/pcmctl',

@@ -27,8 +27,11 @@ import taplib  # noqa: E402
 from taplib import check, run_case  # noqa: E402
 
 FAKE_DMSETUP = r'''#!/bin/sh
-# fake dmsetup: answers from files in $FAKE_DM, logs every call
+# fake dmsetup: answers from files in $FAKE_DM, logs every call; what the
+# kernel would log goes to its log files (kmsg's records, dmesg's lines)
 echo "$*" >> "$FAKE_DM/log"
+if [ -e "$FAKE_DM/kmsg-add" ]; then cat "$FAKE_DM/kmsg-add" >> "$FAKE_DM/kmsg"; fi
+if [ -e "$FAKE_DM/dmesg-add" ]; then cat "$FAKE_DM/dmesg-add" >> "$FAKE_DM/dmesg"; fi
 if [ -e "$FAKE_DM/fail" ]; then cat "$FAKE_DM/fail" >&2; exit 1; fi
 case "$1" in
 table|status) cat "$FAKE_DM/$1" ;;
@@ -91,15 +94,25 @@ def fake_log():
         return []
 
 
+FAKE_DMESG = r'''#!/bin/sh
+# fake dmesg: the lines of $FAKE_DM/dmesg, or a refusal as for a user
+if [ -e "$FAKE_DM/dmesg-denied" ]; then echo "dmesg: read kernel buffer failed: Operation not permitted" >&2; exit 1; fi
+cat "$FAKE_DM/dmesg" 2>/dev/null
+'''
+
+
 def install_fake_dmsetup():
     bindir = os.path.join(WORK, 'bin')
     os.makedirs(bindir)
-    path = os.path.join(bindir, 'dmsetup')
-    with open(path, 'w') as fh:
-        fh.write(FAKE_DMSETUP)
-    os.chmod(path, 0o755)
+    for name, text in (('dmsetup', FAKE_DMSETUP), ('dmesg', FAKE_DMESG)):
+        path = os.path.join(bindir, name)
+        with open(path, 'w') as fh:
+            fh.write(text)
+        os.chmod(path, 0o755)
     os.environ['PATH'] = bindir + os.pathsep + os.environ['PATH']
     os.environ['FAKE_DM'] = FAKE
+    # never the host's own kernel log
+    pcmctl.KMSG = os.path.join(FAKE, 'kmsg')
 
 
 # ---------------------------------------------------------------------------
@@ -263,6 +276,50 @@ def test_create_remove():
     check(rc == 1 and 'Invalid argument' in err, f'dmsetup failure: {err!r}')
 
 
+DM_FAIL = ('device-mapper: reload ioctl on pcm1  failed: Invalid argument\n'
+           'Command failed.')
+
+
+def test_create_kernel_reason():
+    """A table the kernel refuses: pcmctl says why, from the kernel log
+    lines the create made (not an older one), beside dmsetup's message."""
+    dev = scratch_file('kdev', 1 << 20)
+    old = "6,900,100,-;device-mapper: table: 254:0: pcm: an old reason (-EINVAL)"
+    new = ("6,901,200,-;device-mapper: table: 254:1: pcm: superblock: 4 domains, the table "
+           "says 1 (-EINVAL)\n SUBSYSTEM=block\n"
+           "3,902,201,-;device-mapper: ioctl: error adding target to table")
+    fake_dm(fail=DM_FAIL, kmsg=old, **{'kmsg-add': new})
+    rc, out, err = pcm('create', 'pcm1', dev)
+    want = 'pcmctl: pcm1: the kernel refused the table: superblock: 4 domains, the table says 1'
+    check(rc == 1 and not out and err.startswith(want), f'kmsg: {rc} {err!r}')
+    check('an old reason' not in err and 'reload ioctl on pcm1 failed: Invalid argument' in err
+          and 'SUBSYSTEM' not in err and err.count('\n') == 1, f'kmsg: {err!r}')
+    # another target's refusal is not dm-pcm's reason: dmsetup's message alone
+    fake_dm(fail=DM_FAIL, kmsg='', **{'kmsg-add': '3,5,6,-;device-mapper: table: 254:2: '
+                                      'linear: Device lookup failed (-ENODEV)'})
+    rc, _, err = pcm('create', 'pcm1', dev)
+    check(rc == 1 and 'refused' not in err and 'Invalid argument' in err, f'other: {err!r}')
+    # no /dev/kmsg (another kernel, a container): dmesg's new lines
+    saved, pcmctl.KMSG = pcmctl.KMSG, os.path.join(FAKE, 'no-kmsg')
+    try:
+        fake_dm(fail=DM_FAIL, dmesg='[  1.0] device-mapper: table: 254:0: pcm: stale (-EINVAL)',
+                **{'dmesg-add': '[  2.5] device-mapper: table: 254:0: pcm: meta_device: '
+                                'too small (-EINVAL)'})
+        rc, _, err = pcm('create', 'pcm1', dev)
+        check(rc == 1 and 'the kernel refused the table: meta_device: too small (-EINVAL)' in err
+              and 'stale' not in err, f'dmesg: {err!r}')
+        # no kernel log at all: dmsetup's message, as before
+        fake_dm(fail=DM_FAIL, **{'dmesg-denied': ''})
+        rc, _, err = pcm('create', 'pcm1', dev)
+        check(rc == 1 and 'Invalid argument' in err and 'refused' not in err, f'none: {err!r}')
+    finally:
+        pcmctl.KMSG = saved
+    # a create that works reads nothing into its output
+    fake_dm(kmsg='', **{'kmsg-add': '6,7,8,-;device-mapper: table: 254:0: pcm: x (-EINVAL)'})
+    rc, out, err = pcm('create', 'pcm1', dev)
+    check(rc == 0 and out.startswith('0 ') and not err, f'success: {rc} {out!r} {err!r}')
+
+
 def test_message():
     fake_dm(reply='preset:none row_size:4096 gap_interval:128 domains:1 randomize:0')
     rc, out, _ = pcm('message', 'pcm0', 'config')
@@ -409,11 +466,32 @@ def test_cli():
           f'-h: {res}')
 
 
+def test_broken_pipe():
+    """A reader that stops early (pcmctl params | head): no traceback, no
+    'Broken pipe' error, the exit status a shell gives a process SIGPIPE
+    ended (141); the lines before the reader stopped went out."""
+    for argv in (['params'], ['params', '--json'], ['model', '--ios', '100', 'preset:onyx']):
+        r, w = os.pipe()
+        os.close(r)     # the reader is gone before pcmctl writes
+        try:
+            res = subprocess.run([PCMCTL] + argv, stdout=w, stderr=subprocess.PIPE, text=True)
+        finally:
+            os.close(w)
+        check(res.returncode == 141 and res.stderr == '', f'{argv}: {res}')
+    res = subprocess.run(['sh', '-c', f'{PCMCTL} params | head -n 2; echo "rc=${{?}}"'],
+                         capture_output=True, text=True)
+    lines = res.stdout.splitlines()
+    check(len(lines) == 3 and lines[0].startswith('name:row_size ') and
+          'Traceback' not in res.stderr and 'Broken pipe' not in res.stderr,
+          f'params | head: {res}')
+
+
 def test_fresh_tree_builds_lib():
     """pcmctl in a tree without build/ makes libpcm.so itself."""
     tree = os.path.join(WORK, 'tree')
-    for part in ('tools/pcmctl', 'tools/lib/pcmstatus.py', 'tools/libpcm.c', 'dm-pcm',
-                 'tests/host/Makefile', 'tests/host/shim'):
+    # (no tests/host: the library is the tools' own build)
+    for part in ('tools/pcmctl', 'tools/pcmlib', 'tools/libpcm.c', 'tools/Makefile', 'tools/shim',
+                 'dm-pcm'):
         src, dst = os.path.join(TOP, part), os.path.join(tree, part)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         (shutil.copytree if os.path.isdir(src) else shutil.copy2)(src, dst)
@@ -487,6 +565,15 @@ def test_params():
     rc, text, _ = pcm('params')
     check(rc == 0 and text.splitlines()[1].startswith('name:gap_interval kind:u64 min:0 '),
           f'text {text[:200]!r}')
+    # the .rst's count of optional words: one per parameter, and preset
+    import re
+    with open(os.path.join(TOP, 'Documentation', 'admin-guide', 'device-mapper',
+                           'dm-pcm.rst')) as fh:
+        rst = ' '.join(fh.read().split())
+    m = re.search(r'<#opt_params>: The number of optional words that follow: 0 to (\d+)', rst)
+    check(m and int(m[1]) == len(ps) + 1,
+          f'the .rst says 0 to {m and m[1]} optional words; the parser takes {len(ps) + 1} '
+          f'({len(ps)} parameters and preset)')
 
 
 def main():
@@ -495,8 +582,9 @@ def main():
     cases = (
         test_length_matches_model, test_length_readme_example, test_length_meta_device,
         test_length_errors, test_create_dry_run, test_create_remove, test_message, test_status,
-        test_map_simulation, test_map_randomized, test_map_text_and_errors, test_cli, test_model,
-        test_params, test_fresh_tree_builds_lib)
+        test_create_kernel_reason, test_map_simulation, test_map_randomized,
+        test_map_text_and_errors, test_cli, test_broken_pipe, test_model, test_params,
+        test_fresh_tree_builds_lib)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""The presets against their papers' figures (DESIGN.md section 4).
+"""The presets against their papers' figures (dm-pcm.rst's "Presets":
+Documentation/admin-guide/device-mapper/dm-pcm.rst).
 
 Each figure is replayed through the timing model and start-gap code the
 module runs (tools/pcmctl model, libpcm.so) and must come within 5 % of

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Every make command the README shows a user, in its dry form.
+"""Every make command the READMEs show a user, in its dry form.
 
 The VM suite runs the README's console example (11-doc-examples), make
 demo (23-demo) and make bench / make soak in short form (24-readme-make);
 make check is this run.  Here every `make ...` the README shows (its code
 lines and its tables) must be a target the Makefile has and expand
-(make -n) to a command; the variables it documents must reach that
+(make -n) to a command (README.md's, and tests/README.md's and tools/README.md's,
+where the details went); the variables it documents must reach that
 command (DEBUG=0, RESUME=1, DEBUG_TESTS, NATIVE=1, SOAK_MINUTES...); and
 tests/vm/tiers must name every VM test, and only those.  Prints TAP.
 """
@@ -23,10 +24,13 @@ from taplib import done, result
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def readme_make_commands():
-    """The make commands of README.md: indented code lines, `...` spans."""
+READMES = ('README.md', 'tests/README.md', 'tools/README.md')
+
+
+def readme_make_commands(name='README.md'):
+    """The make commands of a README: indented code lines, `...` spans."""
     cmds = []
-    with open(os.path.join(TOP, 'README.md')) as fh:
+    with open(os.path.join(TOP, name)) as fh:
         for line in fh:
             m = re.match(r'^ {4}(make(?: [^#]*)?)', line)
             if m:
@@ -65,6 +69,10 @@ def main():
     cmds = readme_make_commands()
     result(len(cmds) >= 8, f'the README shows {len(cmds)} make commands',
            'fewer than the two commands and the targets table: did the parser break?')
+    for name in READMES[1:]:
+        more = readme_make_commands(name)
+        result(len(more) >= 3, f'{name} shows {len(more)} make commands', 'did the parser break?')
+        cmds += [c for c in more if c not in cmds]
     for cmd in cmds:
         rc, out = dry(cmd)
         lines = [l for l in out.splitlines() if not l.startswith('make[')]
@@ -92,6 +100,42 @@ def main():
             not any(re.search(n, out) for n in never)
         result(ok, f'{cmd} runs {" ".join(want)}' + (f', without {" ".join(never)}' if never else ''),
                out)
+    # the documents cite nothing outside the repository (the design notes
+    # and papers live elsewhere): the .rst section that holds the contract
+    outside = re.compile(r'DESIGN\.md|shared/papers|shared/design')
+    cites = []
+    for d in ('tools', 'tests', 'Documentation'):
+        for root, _, files in os.walk(os.path.join(TOP, d)):
+            for f in files:
+                path = os.path.join(root, f)
+                if path == os.path.abspath(__file__) or '__pycache__' in root:
+                    continue
+                try:
+                    with open(path, encoding='utf-8') as fh:
+                        text = fh.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                cites += [f'{os.path.relpath(path, TOP)}:{i}' for i, ln in
+                          enumerate(text.splitlines(), 1) if outside.search(ln)]
+    for name in READMES:
+        with open(os.path.join(TOP, name)) as fh:
+            cites += [f'{name}:{i}' for i, ln in enumerate(fh, 1) if outside.search(ln)]
+    result(not cites, 'tools, tests, Documentation and the READMEs cite no file outside the '
+           'repository (DESIGN.md, shared/)', '\n'.join(cites))
+    # the .rst's stale lines (issue 33)
+    with open(os.path.join(TOP, 'Documentation', 'admin-guide', 'device-mapper',
+                           'dm-pcm.rst')) as fh:
+        rst = ' '.join(fh.read().split())
+    result('not in this version' not in rst, 'the .rst does not call BCH and wear "not in this '
+           'version"')
+    # README for users: short; the suite's figures live in tests/README.md
+    with open(os.path.join(TOP, 'README.md')) as fh:
+        readme = fh.read()
+    result(len(readme.splitlines()) <= 300 and 'Test budget' not in readme and
+           'insmod' not in readme.replace('modprobe -a dm-mod dm-bufio bch && insmod', ''),
+           f'README.md: {len(readme.splitlines())} lines (at most 300), no test budget, its '
+           'insmod only after modprobe of dm-mod, dm-bufio and bch')
+
     # the tier file and the tests agree
     vm = os.path.join(TOP, 'tests', 'vm')
     tests = sorted(f[:-3] for f in os.listdir(vm) if re.match(r'\d\d-.*\.sh$', f))

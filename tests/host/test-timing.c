@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Host unit tests of dm-pcm/pcm-timing.c: single requests against the
- * formulas of DESIGN.md section 5, closed loops against the parallelism
+ * formulas of dm-pcm.rst's "Timing" section, closed loops against the parallelism
  * the geometry allows, and the interactions (a read behind a program, a
  * gap move, the write cache, tags, "set" mid-run).
  */

@@ -96,10 +96,10 @@ params="/dev/ram0 0 1 gap_interval:1"
 note "table: 0 $len pcm $params"
 
 rm -f /tmp/failslab.count
-python3 - "$here" "$len" "$params" $mode <<'PY'
+python3 - "$PCM_ROOT/tools" "$len" "$params" $mode <<'PY'
 import os, re, sys, time
 sys.path.insert(0, sys.argv[1])
-import dmioctl
+from pcmlib import dmioctl
 
 length, params, mode = int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
 MAXK = 5000

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Message storms racing I/O: while fio writes and verifies as it goes
 # (verify_backlog, verify_fatal) on a device with gap_interval:1 and four
-# randomized domains, tools/lib/storm.py (the storm tools/soak runs too)
+# randomized domains, tools/pcmlib/storm.py (the storm tools/soak runs too)
 # sends "set gap_interval N" (N varying, 0 included), "move_gap N",
 # "stats reset", "config", "registers", "persist", status reads and bad
 # messages (through dmsetup and straight through the ioctl), and its
@@ -63,7 +63,7 @@ t0=$(date +%s)
 # the storm runs while $W/run exists, then until it has made 10
 # suspend/resume cycles (a loaded host runs slowly), but not for more than
 # 5 more minutes; its counters end up in $W/storm.cnt as "key value" lines
-python3 "$PCM_ROOT/tools/lib/storm.py" --name ms --table "$table" --stop-file $W/run \
+python3 "$PCM_ROOT/tools/pcmlib/storm.py" --name ms --table "$table" --stop-file $W/run \
 	--min-cycles 10 --max-wait 300 --counts $W/storm.cnt --failures $W/failures \
 	2> $W/storm.err &
 spid=$!
@@ -133,7 +133,7 @@ expect "at least 10 suspend/resume cycles" test "$(cnt suspends)" -ge 10
 expect_eq "gap_moves grew by N per domain around every move_gap N" "$(cnt moves_short)" 0
 expect "gap_moves in all ($moves) >= moves asked ($asked)" test "$moves" -ge "$asked"
 expect_eq "no move errors" "$(cnt move_errors_total)" 0
-expect "final status parses" python3 "$PCM_ROOT/tools/lib/pcmstatus.py" --check ms \
+expect "final status parses" python3 "$PCM_ROOT/tools/pcmlib/status.py" --check ms \
 	--length "$len" --domains $doms --metadata ok
 expect_eq "kernel log during the storm: no warning, oops, lockdep, hung task" "$bad_log" ""
 expect_eq "the table is unchanged" "$(dmsetup table ms)" "$t0_table"

@@ -138,16 +138,16 @@ pcm_create() {
 }
 
 # status_field DEV KEY: a value from the INFO line.  The field list and its
-# order are tools/lib/pcmstatus.py's (FIELDS), the one parser of the line;
-# this stays a bash extractor, not a call of pcmstatus.py or pcmctl status,
+# order are tools/pcmlib/status.py's (FIELDS), the one parser of the line;
+# this stays a bash extractor, not a call of status.py or pcmctl status,
 # because tests call it in loops and in $(...) and a python3 start costs up
-# to a second under TCG.  So the key list comes from pcmstatus.py --keys
+# to a second under TCG.  So the key list comes from status.py --keys
 # once, cached in a file (a variable would not outlive the $(...) subshell)
-# and made again when pcmstatus.py is newer; a call then costs one dmsetup.
+# and made again when status.py is newer; a call then costs one dmsetup.
 # KEY must be a field there, and the word at its place in the line must be
 # KEY:VALUE: an unknown key or a line out of order is an error (status 2/1).
 status_field() {
-	local py=$PCM_ROOT/tools/lib/pcmstatus.py keys w i v line
+	local py=$PCM_ROOT/tools/pcmlib/status.py keys w i v line
 	local cache=/tmp/pcmstatus-keys${PCM_ROOT//\//_}
 	if ! [ "$cache" -nt "$py" ]; then
 		v=$cache.$BASHPID

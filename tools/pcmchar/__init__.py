@@ -6,7 +6,7 @@
   fiojob    one fio job file per point (warm-up, then the repetitions)
   results   fio's JSON (json+) parsed; statistics over the repetitions;
             the CSV of every point
-  papers    the one table of the papers' figures (DESIGN.md section 4);
+  papers    the one table of the papers' figures (dm-pcm.rst's "Presets");
             tests/host/test-presets.py holds the model to the same values
   figures   the papers' figures redrawn from the points (matplotlib), each
             with the CSV behind it

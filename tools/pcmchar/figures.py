@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from . import results as R  # noqa: E402
 from .papers import BY_KEY as PAPER  # noqa: E402
 from .spec import parse_size, size_word  # noqa: E402
+from pcmlib import words as pwords  # noqa: E402
 
 PAPER_STYLE = {'color': 'black', 'linestyle': '--', 'linewidth': 1}
 LINEAR = 'dm-linear'
@@ -200,10 +201,8 @@ def onyx_fig4(res):
 
 
 def gap_of(dev):
-    for w in dev.split():
-        if w.startswith('gap_interval:'):
-            return int(w.split(':')[1])
-    return None
+    v = pwords.word_value(dev, 'gap_interval')
+    return None if v is None else int(v)
 
 
 def onyx_fig6(res):

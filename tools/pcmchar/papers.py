@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""The papers' figures that the presets are held to (DESIGN.md section 4):
+"""The papers' figures that the presets are held to (dm-pcm.rst's "Presets"):
 the one table of them.  tests/host/test-presets.py checks tools/pcmctl
 model against it; pcm-bench characterize's report and figures set what
 fio measured beside it.

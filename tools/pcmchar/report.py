@@ -2,7 +2,9 @@
 """A run's report (report.md in its directory): what ran where, the
 paper-vs-dm-pcm headline table, the figures with their CSVs, every point's
 mean and spread, the exact table lines and config replies, and the fio
-commands that rerun any point by hand."""
+commands that rerun any point by hand.  The headline table is also written
+beside it as paper-table.csv and paper-table.json (one record per row,
+with the run's clock: PAPER_FIELDS)."""
 import json
 import os
 
@@ -100,6 +102,46 @@ def headline_lines(rows):
     return out
 
 
+# paper-table.csv's columns, paper-table.json's keys per row
+PAPER_FIELDS = ('figure', 'source', 'what', 'preset', 'device', 'point', 'workload', 'kind',
+                'unit', 'paper', 'measured', 'stdev', 'error_pct', 'verdict', 'dm_linear',
+                'clock', 'kernel')
+
+
+def headline_records(rows, run):
+    """The headline rows as dicts of PAPER_FIELDS: numbers as numbers
+    (error_pct: dm-pcm against the paper, percent; None for a bound)."""
+    clock = 'icount' if run.get('icount') else 'real time'
+    out = []
+    for fig, dev, p, got, sd, base in rows:
+        what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
+        out.append({'figure': fig.key, 'source': fig.source, 'what': what, 'preset': fig.preset,
+                    'device': dev, 'point': p.id, 'workload': p.describe(), 'kind': fig.kind,
+                    'unit': fig.unit, 'paper': fig.value, 'measured': got, 'stdev': sd,
+                    'error_pct': (None if fig.kind == 'at_most'
+                                  else (got - fig.value) / fig.value * 100),
+                    'verdict': verdict(fig, got), 'dm_linear': base, 'clock': clock,
+                    'kernel': run.get('kernel')})
+    return out
+
+
+def write_paper_table(run_dir, rows, run):
+    """paper-table.csv and paper-table.json in @run_dir; their paths."""
+    import csv
+    recs = headline_records(rows, run)
+    path_csv = os.path.join(run_dir, 'paper-table.csv')
+    with open(path_csv, 'w', newline='', encoding='utf-8') as fh:
+        w = csv.DictWriter(fh, fieldnames=PAPER_FIELDS)
+        w.writeheader()
+        for r in recs:
+            w.writerow({k: '' if v is None else v for k, v in r.items()})
+    path_json = os.path.join(run_dir, 'paper-table.json')
+    with open(path_json, 'w', encoding='utf-8') as fh:
+        json.dump({'fields': list(PAPER_FIELDS), 'rows': recs}, fh, indent=1)
+        fh.write('\n')
+    return path_csv, path_json
+
+
 def headline_text(rows):
     """The headline table as plain text (the console's)."""
     out = [f'{"figure":58} {"device":16} {"paper":>12} {"dm-pcm":>10} {"error":>10}']
@@ -174,7 +216,8 @@ def write(path, spec, spec_text, run, res, figs, rows):
          '## Paper vs dm-pcm', '',
          'Each paper figure that the run measures, on the point closest to the paper\'s '
          'setup (raw device, O_DIRECT, one thread, fresh); the error is dm-pcm\'s against '
-         'the paper\'s value.  dm-linear: the same point on the baseline.', '']
+         'the paper\'s value.  dm-linear: the same point on the baseline.  The same table: '
+         '[paper-table.csv](paper-table.csv), [paper-table.json](paper-table.json).', '']
     L += headline_lines(rows) if rows else ['(no point of this run measures a paper figure)']
     L += ['', '## Figures', '']
     for name, (png, csv) in figs.items():
@@ -215,6 +258,7 @@ def finish(spec, run_dir, **extra):
     R.write_points_csv(os.path.join(run_dir, 'points.csv'), res)
     figs = figures.draw_all(res, os.path.join(run_dir, 'figures'))
     rows = headline(res)
+    write_paper_table(run_dir, rows, run)
     out = os.path.join(run_dir, 'report.md')
     with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:
         write(out, spec, fh.read(), run, res, figs, rows)

@@ -22,15 +22,20 @@ of the PSD paper's Tables I and II, expanded into points.
     rwmixread = [0, 50, 100]
 
 AXES below lists every axis, its default and what it may hold.  A bad
-spec raises SpecError naming the field and the values it allows.
+spec raises SpecError naming the field and the values it allows.  With
+tables=True (load(), loads(): what pcm-bench characterize does on the
+host before any VM boots) every device's words also go through the
+module's own parser (libpcm, tools/pcmlib/libpcm.py), so a word the
+module would refuse (preset:psss, bogus_key:1, read_ns:-5) is refused
+here with the parser's message, naming the field.
 """
 import itertools
 import os
 import re
 import tomllib
 
-SIZE_RE = re.compile(r'([1-9][0-9]*)([kmg]?)')
-SIZE_SHIFT = {'': 0, 'k': 10, 'm': 20, 'g': 30}
+from pcmlib import words as pwords
+from pcmlib.words import size_word  # noqa: F401  (bytes as fio writes them)
 RW = ('read', 'write', 'randread', 'randwrite', 'rw', 'randrw')
 MIXED = ('rw', 'randrw')
 RANDOM = ('randread', 'randwrite', 'randrw')
@@ -50,20 +55,12 @@ class SpecError(ValueError):
 
 def parse_size(field, v):
     """'4k', '1m', '512' or an integer of bytes: bytes, a multiple of 512."""
-    m = SIZE_RE.fullmatch(str(v).strip().lower())
-    n = m and int(m[1]) << SIZE_SHIFT[m[2]]
-    if not n or n % 512:
+    try:
+        return pwords.parse_size(v if isinstance(v, int) and not isinstance(v, bool) else str(v),
+                                 multiple=512)
+    except pwords.SizeError:
         raise SpecError(field, f'{v!r} is not a size',
-                        'a multiple of 512 bytes: 512, 4k, 1m, 2g')
-    return n
-
-
-def size_word(n):
-    """Bytes as fio writes them: 4k, 1m, 512."""
-    for unit, shift in (('g', 30), ('m', 20), ('k', 10)):
-        if n % (1 << shift) == 0:
-            return f'{n >> shift}{unit}'
-    return str(n)
+                        'a multiple of 512 bytes: 512, 4k, 1m, 2g') from None
 
 
 def check_words(field, v):
@@ -148,7 +145,8 @@ def default(name):
 class Spec:
     """The parsed spec: settings and the points, in the order they run."""
 
-    def __init__(self, data, name):
+    def __init__(self, data, name, tables=False):
+        self.tables = tables
         unknown('', data, TOP_KEYS)
         self.name = data.get('name', name)
         if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
@@ -179,12 +177,16 @@ class Spec:
     def expand(self, axes, sweeps):
         unknown('axes.', axes, AXES)
         base = {k: axis_values(f'axes.{k}', k, v) for k, v in axes.items()}
+        if 'device' in axes:
+            self.check_tables('axes.device', axes['device'])
         points, seen = [], set()
         for i, sw in enumerate(sweeps):
             field = f'sweep[{i}].' if self.named_sweeps else 'axes.'
             unknown(field, sw, set(AXES) | {'name'})
             sweep_name = sw.get('name', f'sweep{i}')
             own = {k: axis_values(field + k, k, v) for k, v in sw.items() if k != 'name'}
+            if 'device' in sw:
+                self.check_tables(field + 'device', sw['device'])
             lists = {k: own.get(k, base.get(k)) or default(k) for k in AXES}
             if lists['device'] == [None]:
                 raise SpecError('axes.device', f'missing (in [axes] or in {field}device)',
@@ -197,6 +199,22 @@ class Spec:
                     seen.add(key)
                     points.append(Point(len(points) + 1, sweep_name, p))
         return points
+
+    def check_tables(self, field, v):
+        """With tables: each device's words through the module's parser."""
+        if not self.tables:
+            return
+        from pcmlib import libpcm
+        for i, words in enumerate(v if isinstance(v, list) else [v]):
+            try:
+                reason = libpcm.check_words(words)
+            except libpcm.PcmError as e:     # no library: say so, do not guess
+                raise SpecError(field, f'cannot check {words!r} with libpcm: {e}') from e
+            if reason:
+                raise SpecError(f'{field}[{i}]' if isinstance(v, list) else field,
+                                f'{words!r}: the module refuses it: {reason}',
+                                'the words of tools/pcmctl params, as in the .rst\'s '
+                                '"Table line"')
 
     def check_point(self, field, p):
         if p['region'] < 100 and p['rw'] not in RANDOM:
@@ -275,15 +293,16 @@ class Point:
         return r
 
 
-def loads(text, name='spec'):
+def loads(text, name='spec', tables=False):
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError('(file)', f'not TOML: {e}', 'TOML, see tools/pcmchar/spec.py') from e
-    return Spec(data, name)
+    return Spec(data, name, tables)
 
 
-def load(path):
+def load(path, tables=False):
+    """The spec at @path; @tables: check the devices' words with libpcm."""
     with open(path, encoding='utf-8') as fh:
         text = fh.read()
-    return loads(text, os.path.splitext(os.path.basename(path))[0])
+    return loads(text, os.path.splitext(os.path.basename(path))[0], tables)

@@ -25,7 +25,7 @@ Per device, five threads race each other and whatever I/O the caller runs:
            "device is suspend..."), counted as race_refused.
   dmsetup  through dmsetup, one process a step: config, registers, status
            and a bad message, in turn.
-  ioctl    the same straight through the ioctl (tests/vm/dmioctl.py, no
+  ioctl    the same straight through the ioctl (tools/pcmlib/dmioctl.py, no
            process): config, registers and status every step, a bad
            message every 8th.
 
@@ -58,11 +58,9 @@ import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), 'tests', 'vm'))
-import dmioctl  # noqa: E402
-import pcmstatus  # noqa: E402
+# run as a script (tests/vm/22-message-storm.sh): tools/ holds the package
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pcmlib import cli, dmioctl, status as pcmstatus, words as pwords  # noqa: E402
 
 EINVAL, EAGAIN = errno.EINVAL, errno.EAGAIN
 DM_SUSPEND_FLAG = 1 << 1                # linux/dm-ioctl.h
@@ -183,7 +181,7 @@ class Device:
             raise ValueError(f'{name}: not a one-target pcm table: {table!r}')
         self.name, self.table, self.length = name, table, int(f[1])
         self.set_values = tuple(set_values)
-        opt = dict(w.split(':', 1) for w in f[6:] if ':' in w)
+        opt = pwords.parse_words(f[6:])
         self.domains = int(opt['domains']) if 'domains' in opt else None
         self.table_gap_interval = opt.get('gap_interval')
         self.lock = threading.Lock()
@@ -215,7 +213,7 @@ class Device:
         err, cfg = tr.message(self.name, 'config')
         if err:
             raise RuntimeError(f'{self.name}: config: {errtext(err)}')
-        opt = dict(w.split(':', 1) for w in cfg.split() if ':' in w)
+        opt = pwords.parse_words(cfg)
         if self.domains is None:
             self.domains = int(opt['domains'])
         if self.table_gap_interval is None:
@@ -542,4 +540,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    cli.run(main)

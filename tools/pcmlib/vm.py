@@ -3,8 +3,8 @@
 
 This is the implementation of tools/vm-run; other tools may import it:
 
-    sys.path.insert(0, os.path.join(REPO, "tools", "lib"))
-    import vm
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    from pcmlib import vm
     rel = vm.resolve_kernel("6.12")
     rc = vm.main(["--kernel", "6.1", "--", "tests/vm/run"])
 

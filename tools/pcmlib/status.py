@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""pcmstatus: the one parser of dm-pcm's status line (stdlib only).
+"""pcmlib.status: the one parser of dm-pcm's status line (stdlib only).
 
 The line is what "dmsetup status" prints after "START LENGTH pcm": one
 key:value word per field, in the order of FIELDS
 (Documentation/admin-guide/device-mapper/dm-pcm.rst, "Status";
 pcm_status_info() in dm-pcm/dm-pcm-target.c).  tools/pcmctl, tools/soak,
-tools/pcm-bench, tools/lib/storm.py and tests/vm/lib.sh (status_field,
+tools/pcm-bench, tools/pcmlib/storm.py and tests/vm/lib.sh (status_field,
 through --keys) take the field list and the parsing from here.
 
   parse(words)          the words, as an ordered dict (lenient: any
@@ -18,9 +18,9 @@ through --keys) take the field list and the parsing from here.
 
 Command line (for shell scripts):
 
-  pcmstatus.py NAME KEY        print one field of NAME's status
-  pcmstatus.py --keys          print the field names, in order, on one line
-  pcmstatus.py --check NAME [--domains N] [--metadata STATE] [--length N]
+  status.py NAME KEY        print one field of NAME's status
+  status.py --keys          print the field names, in order, on one line
+  status.py --check NAME [--domains N] [--metadata STATE] [--length N]
                                validate NAME's status strictly; the reason
                                on stderr and exit 1 if it fails
 """
@@ -170,7 +170,7 @@ def dmsetup_status(name):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog='pcmstatus.py', description=__doc__.split('\n')[0])
+    ap = argparse.ArgumentParser(prog='status.py', description=__doc__.split('\n')[0])
     ap.add_argument('--keys', action='store_true', help='print the field names and exit')
     ap.add_argument('--check', action='store_true', help='validate NAME\'s status strictly')
     ap.add_argument('--domains', type=int, help='with --check: this many domains')
@@ -205,4 +205,8 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # run as a script (tests/vm/lib.sh, 22-message-storm): tools/ holds the package
+    import os
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from pcmlib import cli
+    cli.run(main)

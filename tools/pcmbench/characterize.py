@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""pcm-bench characterize
+
+the PSD paper's study, Onyx's and PSS's figures, on any spec: SPEC (TOML;
+tools/pcmchar/spec.py documents it, and tools/char/*.toml are examples)
+names dm-pcm tables and the axes (block size, file size, I/O depth,
+read/write mix, fullness, bursty or sustained, threads, access region,
+raw or ext3 or ext4, scheduler, direct or buffered); the devices' words
+go through the module's own parser (libpcm) before any VM boots, and a
+word it refuses is named with its message.  Every point runs a warm-up
+and N repetitions on each dm-pcm device and on a dm-linear baseline over
+the same ramdisk, in the same boot.  The run's directory
+(DIR/char/NAME-KERNEL; a rerun gets NAME-KERNEL.2, .3, ...: an earlier
+run is never removed) gets the fio job files (jobs/), fio's JSON (raw/),
+points.csv, the figures (figures/*.png, each with its CSV) and report.md
+with the paper-vs-dm-pcm table, also as paper-table.csv and
+paper-table.json; the table is printed too.  --trace records blktrace on
+the device and on the ramdisk below around every run and summarizes it
+(btt's Q2C above against Q2C and D2C below, blkparse's remaps: where dm
+sent each piece) in the report and trace/.  --redraw draws the figures
+and writes the report again from the newest run there (--run-dir DIR:
+from that one).
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from pcmlib import vm
+from .common import TOP, VM_TIMEOUT
+
+NAME = 'characterize'
+HELP = __doc__.split('\n\n', 1)[1].strip()
+ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
+
+
+def char_run_base(args, spec):
+    """DIR/char/NAME-KERNEL: the first run's directory; later runs of the
+    same spec get NAME-KERNEL.2, .3, ... (pcmchar/rundir.py)."""
+    kernel = os.uname().release if args.native else args.kernel
+    return os.path.join(os.path.abspath(args.outdir), 'char', f'{spec.name}-{kernel}')
+
+
+def host_characterize(args, spec):
+    """The guest runs the points; here the statistics, figures and report
+    (--redraw: only these, from the newest run there, or --run-dir's).
+    A new run never touches an earlier one: it gets a directory of its own."""
+    from pcmchar import report, rundir
+    base = char_run_base(args, spec)
+    if args.redraw:
+        run_dir = os.path.abspath(args.run_dir) if args.run_dir else rundir.newest(base)
+        if run_dir is None:
+            print(f'pcm-bench: --redraw: no run of {spec.name} in {os.path.dirname(base)}',
+                  file=sys.stderr)
+            return 1
+    else:
+        earlier = rundir.runs(base)
+        run_dir = rundir.new(base)
+        if earlier:
+            print(f'pcm-bench: earlier runs kept: {", ".join(earlier)}', flush=True)
+    # matplotlib's font cache, kept between runs (its default, ~/.config,
+    # is read-only in the VM suite)
+    os.environ.setdefault('MPLCONFIGDIR', os.path.join(os.path.dirname(run_dir), '.matplotlib'))
+    extra, rc = {}, 0
+    if not args.redraw:
+        spec_copy = os.path.join(run_dir, 'spec.toml')
+        shutil.copyfile(args.spec, spec_copy)
+        icount = not args.no_icount
+        vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
+        vm_opts += ['--icount'] if icount else []
+        inner = [ENTRY, '--guest', '--run-dir', run_dir, 'characterize',
+                 spec_copy] + (['--trace'] if args.trace else [])
+        print(f'pcm-bench: {len(spec.points)} points, {spec.runs()} runs with the baseline\'s, '
+              f'about {spec.seconds():.0f} s of fio (guest time); results in {run_dir}',
+              flush=True)
+        start = time.monotonic()
+        rc = subprocess.call(vm.tool_vm_run(args, os.path.dirname(run_dir), vm_opts) +
+                             ['--'] + inner, stdin=subprocess.DEVNULL)
+        extra = {'icount': icount and not args.native, 'host_wall_s': time.monotonic() - start}
+    if rc or not os.path.exists(os.path.join(run_dir, 'run.json')):
+        print(f'pcm-bench: the characterization failed (exit {rc}) or, with --redraw, has '
+              f'not run: no {run_dir}/run.json', file=sys.stderr)
+        return 1
+    path, figs, rows, run = report.finish(spec, run_dir, **extra)
+    print(report.headline_text(rows) if rows else 'no point measures a paper figure')
+    print(f"wall time {run.get('host_wall_s', float('nan')):.0f} s "
+          f"(guest clock {run['wall_s']:.0f} s, "
+          f"fio {run['fio_s']:.0f} s)")
+    print(f'report: {path}')
+    print(f"paper table: {os.path.join(run_dir, 'paper-table.csv')}, .json")
+    for png, _ in figs.values():
+        print(f'figure: {png}')
+    return 0
+
+
+def run(args, ap):
+    """characterize SPEC: the spec checked (on the host with libpcm too),
+    then the guest's part (--guest) or the host's."""
+    from pcmchar import spec as pspec
+    if not args.spec:
+        ap.error('characterize needs a SPEC file (e.g. tools/char/tiny.toml)')
+    if not args.guest:
+        from pcmlib import libpcm
+        if libpcm.lib_stale() and not shutil.which(os.environ.get('CC', 'cc')):
+            # a fresh machine: the compiler libpcm.so needs comes with the
+            # packages the VM runner would install next anyway
+            try:
+                vm.install_deps(args.native)
+            except vm.VmError as e:
+                print(f'pcm-bench: {e}', file=sys.stderr)
+                return 1
+    try:
+        # on the host, the devices' words through the module's own parser
+        # (libpcm) before any VM boots; in the guest they were
+        spec = pspec.load(args.spec, tables=not args.guest)
+    except OSError as e:
+        ap.error(f'{args.spec}: {e.strerror}')
+    except pspec.SpecError as e:
+        ap.error(f'{args.spec}: {e}')
+    if args.guest:
+        from pcmchar import guest
+        guest.run(spec, args.run_dir, log=lambda m: print(m, flush=True), tracing=args.trace)
+        return 0
+    return host_characterize(args, spec)

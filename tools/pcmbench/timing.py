@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""pcm-bench timing
+
+how close completions come to the timing model: 4 KiB random reads and
+writes at QD1 on dm-pcm over brd with read_ns = write_ns = X for X of 1,
+10, 38, 179, 1000 and 2000 us (nothing else modeled), beside null_blk
+with irqmode=2 completion_nsec=X (the kernel's own timed completion);
+the lateness the device measured itself (its "lateness" histogram:
+median and 99th percentile) and fio's median clat minus X for both.  A
+calibration point (X = 500 us) measures this host's completion overhead
+(clat - X) each round, and every figure is measured again with the
+device's overhead_ns set to it (calibrated); then the presets' QD1
+figures (onyx 4 KiB read and write, pss 4 KiB read, reram 512 B read)
+against pcmctl model's prediction, raw and calibrated; and (calibrated)
+4 KiB random read and write IOPS at depths 1, 4, 16 and 64 on pss and
+psd against the model's, with fio's CPU share (where it nears 100 %, the
+guest is the bound).
+"""
+import json
+import statistics
+
+from pcmlib import words as pwords
+from .common import (RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, measure, status, med,
+                     TOP)
+
+NAME = 'timing'
+HELP = __doc__.split('\n\n', 1)[1].strip()
+
+
+TIMING_US = (1, 10, 38, 179, 1000, 2000)  # modeled QD1 latencies
+TIMING_CAL_US = 500  # the calibration point: not one of TIMING_US
+TIMING_PRESETS = (('onyx', 'randread', '4k'), ('onyx', 'randwrite', '4k'),
+                  ('pss', 'randread', '4k'), ('reram', 'randread', '512'))
+TIMING_QD_PRESETS = ('pss', 'psd')
+TIMING_QDS = (1, 4, 16, 64)
+
+
+def timer_nullblk(us):
+    """null_blk completing every request us after it arrived, from an
+    hrtimer (irqmode=2): the kernel's own timed completion."""
+    sh('rmmod null_blk 2>/dev/null; true')
+    sh(f'modprobe null_blk nr_devices=1 gb=1 irqmode=2 completion_nsec={us * 1000}')
+    return '/dev/nullb0'
+
+
+def lateness(name):
+    """The device's lateness histogram: [(from_ns, to_ns, count)]."""
+    hist = []
+    for w in sh(f'dmsetup message {name} 0 lateness').split():
+        rng, n = pwords.split_word(w)
+        if rng != 'completions':
+            lo, hi = rng.split('-')
+            hist.append((int(lo), int(hi), int(n)))
+    return hist
+
+
+def model(words, rw, bs, qd=1):
+    """pcmctl model's figures for rw at depth qd: what dm-pcm is held to."""
+    out = json.loads(sh(f'{TOP}/tools/pcmctl model --json --ios 20000 --rw {rw} '
+                        f'--bs {bs} --iodepth {qd} {words}'))
+    return out['read' if rw.endswith('read') else 'write']
+
+
+def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None):
+    """measure() on dm-pcm NAME, with overhead_ns set to overhead[rw] (ns;
+    None: 0), and the lateness and late completions of that run alone."""
+    ns = round(overhead[rw]) if overhead else 0
+    sh(f'dmsetup message {name} 0 set overhead_ns {ns}')
+    sh(f'dmsetup message {name} 0 stats reset')
+    measure(runs, rnd, 'dm-pcm', f'/dev/mapper/{name}', rw, qd, args,
+            dict(extra, overhead_ns=ns, calibrated=overhead is not None), bs)
+    runs[-1].update(lateness=lateness(name), late=status(name)['late'])
+
+
+def timing_device(words):
+    """A fresh dm-pcm over the ramdisk with its own geometry (format)."""
+    pcm_create('bench-tm', words + ' format')
+    return 'bench-tm'
+
+
+def hist_pct(hist, pct):
+    """The top of the bucket holding the pct-th percentile (an upper bound, ns)."""
+    total, seen = sum(n for _, _, n in hist), 0
+    for _, hi, n in hist:
+        seen += n
+        if seen * 100 >= pct * total:
+            return hi
+    return None
+
+
+def merge_hists(rs):
+    counts = {}
+    for r in rs:
+        for lo, hi, n in r['lateness']:
+            counts[(lo, hi)] = counts.get((lo, hi), 0) + n
+    return [(lo, hi, n) for (lo, hi), n in sorted(counts.items())]
+
+
+def guest(args, runs):
+    fresh_ramdisk()
+    sh('dmsetup create bench-linear --table "0 %d linear /dev/ram0 0"' % (RAM_MIB * 2048))
+    for rnd in range(args.rounds):
+        for rw in ('randread', 'randwrite'):
+            measure(runs, rnd, 'dm-linear', '/dev/mapper/bench-linear', rw, 1, args,
+                    {'set_us': 0})
+        # the calibration: this host's cost of completing a held bio, this round
+        name = timing_device(f'preset:none gap_interval:0 read_ns:{TIMING_CAL_US * 1000} '
+                             f'write_ns:{TIMING_CAL_US * 1000}')
+        overhead = {}
+        for rw in ('randread', 'randwrite'):
+            measure_pcm(runs, rnd, name, rw, '4k', args, {'set_us': TIMING_CAL_US})
+            overhead[rw] = max(0, runs[-1]['clat_median_ns'] - TIMING_CAL_US * 1000)
+        sh(f'dmsetup remove {name}')
+        for us in TIMING_US:
+            nullb = timer_nullblk(us)
+            name = timing_device(f'preset:none gap_interval:0 read_ns:{us * 1000} '
+                                 f'write_ns:{us * 1000}')
+            for rw in ('randread', 'randwrite'):
+                measure(runs, rnd, 'null_blk', nullb, rw, 1, args, {'set_us': us})
+                for cal in (None, overhead):
+                    measure_pcm(runs, rnd, name, rw, '4k', args,
+                                {'set_us': us, 'model_us': us}, overhead=cal)
+            sh(f'dmsetup remove {name}')
+        for preset, rw, bs in TIMING_PRESETS:
+            name = timing_device(f'preset:{preset}')
+            want = model(f'preset:{preset}', rw, bs)['mean_us']
+            for cal in (None, overhead):
+                measure_pcm(runs, rnd, name, rw, bs, args,
+                            {'preset': preset, 'model_us': want}, overhead=cal)
+            sh(f'dmsetup remove {name}')
+        for preset in TIMING_QD_PRESETS:
+            name = timing_device(f'preset:{preset}')
+            for rw in ('randread', 'randwrite'):
+                for qd in TIMING_QDS:
+                    measure_pcm(runs, rnd, name, rw, '4k', args,
+                                {'qd_preset': preset,
+                                 'model_iops': model(f'preset:{preset}', rw, '4k', qd)['iops']},
+                                qd, overhead)
+            sh(f'dmsetup remove {name}')
+    remove_devices()
+    sh('rmmod null_blk 2>/dev/null; true')
+
+
+def summarize(res):
+    """Per modeled latency: fio's median clat minus the model on dm-pcm
+    (raw, overhead_ns 0) and on null_blk, the device's own lateness, and
+    dm-pcm's error with overhead_ns set to this host's completion overhead
+    (measured each round at TIMING_CAL_US); then the presets' QD1 figures
+    and the depth sweep, calibrated."""
+    def pick(**kw):
+        return [r for r in res['runs'] if all(r.get(k) == v for k, v in kw.items())]
+
+    def p50(rs):
+        return statistics.median(r['clat_median_ns'] for r in rs) / 1000
+
+    lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
+             f"rounds of {res['runtime_s']} s, medians of fio's median clat; 4 KiB QD1 "
+             f"(psync), dm-pcm over brd with read_ns = write_ns = X; null_blk irqmode=2 "
+             f"completion_nsec=X; lateness: dm-pcm's own histogram (bucket tops, ns); "
+             f"calibrated: overhead_ns = clat - X at X = {TIMING_CAL_US} us, per round"]
+    summary = []
+    for rw in ('randread', 'randwrite'):
+        base = p50(pick(device='dm-linear', rw=rw))
+        cal = pick(device='dm-pcm', rw=rw, set_us=TIMING_CAL_US)
+        overhead = p50(cal) - TIMING_CAL_US
+        lines.append(f"{rw}: dm-linear over brd {base:.1f} us; overhead_ns "
+                     f"{overhead * 1000:.0f} (rounds: "
+                     f"{', '.join(str(round(r['clat_median_ns']) - TIMING_CAL_US * 1000) for r in cal)})")
+        lines.append(f"{'X us':>6} {'dm-pcm':>9} {'- X':>7} {'null_blk':>9} {'- X':>7} "
+                     f"{'late p50':>9} {'late p99':>9} {'late':>6} {'calibrated':>11} {'error':>8}")
+        for us in TIMING_US:
+            raw = pick(device='dm-pcm', rw=rw, set_us=us, calibrated=False)
+            fit = pick(device='dm-pcm', rw=rw, set_us=us, calibrated=True)
+            pcm, null, got = p50(raw), p50(pick(device='null_blk', rw=rw, set_us=us)), p50(fit)
+            hist = merge_hists(raw)
+            s = {'rw': rw, 'model_us': us, 'pcm_us': pcm, 'null_blk_us': null,
+                 'pcm_err_us': pcm - us, 'null_blk_err_us': null - us,
+                 'lateness_p50_ns': hist_pct(hist, 50), 'lateness_p99_ns': hist_pct(hist, 99),
+                 'late': sum(r['late'] for r in raw), 'calibrated_us': got,
+                 'calibrated_err_pct': (got - us) / us * 100}
+            summary.append(s)
+            lines.append(f"{us:>6} {pcm:9.2f} {pcm - us:7.2f} {null:9.2f} {null - us:7.2f} "
+                         f"{s['lateness_p50_ns']:>9} {s['lateness_p99_ns']:>9} {s['late']:>6} "
+                         f"{got:11.2f} {s['calibrated_err_pct']:+7.2f}%")
+    lines.append(f"{'preset':>6} {'workload':14} {'model us':>9} {'raw us':>9} {'error':>8} "
+                 f"{'calibrated':>11} {'error':>8} {'late p99':>9}")
+    for preset, rw, bs in TIMING_PRESETS:
+        raw = pick(device='dm-pcm', rw=rw, preset=preset, calibrated=False)
+        fit = pick(device='dm-pcm', rw=rw, preset=preset, calibrated=True)
+        want, got, cal = raw[0]['model_us'], p50(raw), p50(fit)
+        s = {'preset': preset, 'rw': rw, 'bs': bs, 'model_us': want, 'pcm_us': got,
+             'raw_err_pct': (got - want) / want * 100, 'calibrated_us': cal,
+             'calibrated_err_pct': (cal - want) / want * 100,
+             'lateness_p99_ns': hist_pct(merge_hists(raw), 99)}
+        summary.append(s)
+        lines.append(f"{preset:>6} {bs + ' ' + rw:14} {want:9.2f} {got:9.2f} "
+                     f"{s['raw_err_pct']:+7.2f}% {cal:11.2f} {s['calibrated_err_pct']:+7.2f}% "
+                     f"{s['lateness_p99_ns']:>9}")
+    lines.append(f"{'preset':>6} {'workload':16} {'model IOPS':>10} {'fio IOPS':>10} "
+                 f"{'error':>8} {'fio CPU':>8}  (calibrated; fio's usr + sys: "
+                 f"where it nears 100 %, the guest is the bound)")
+    for preset in TIMING_QD_PRESETS:
+        for rw in ('randread', 'randwrite'):
+            for qd in TIMING_QDS:
+                rs = pick(device='dm-pcm', rw=rw, qd=qd, qd_preset=preset)
+                want, got = rs[0]['model_iops'], med(rs, 'iops')
+                s = {'preset': preset, 'rw': rw, 'qd': qd, 'model_iops': want,
+                     'iops': got, 'err_pct': (got - want) / want * 100,
+                     'fio_cpu_pct': med(rs, 'fio_cpu_pct')}
+                summary.append(s)
+                lines.append(f"{preset:>6} {rw + ' QD' + str(qd):16} {want:10.0f} {got:10.0f} "
+                             f"{s['err_pct']:+7.2f}% {s['fio_cpu_pct']:7.0f}%")
+    return '\n'.join(lines), summary

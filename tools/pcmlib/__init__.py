@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""pcmlib: what dm-pcm's tools share (the tools' house).
+
+  status    the one parser of dm-pcm's status line (runnable:
+            python3 tools/pcmlib/status.py --keys | NAME KEY | --check NAME)
+  words     table words, config replies and sizes: key:value splitting,
+            "4k"/"1m" sizes, the one copy of each
+  libpcm    ctypes front end of libpcm.so (tools/libpcm.c: the module's
+            own parameter parser, layout, start-gap and timing model),
+            built by tools/Makefile into build/host/libpcm.so
+  cli       every tool's entry: a closed stdout pipe (pcmctl params | head)
+            ends the tool quietly, not in a traceback
+  dmioctl   a minimal client of the device-mapper ioctls (no fork, no exec)
+  vm        the VM runner behind tools/vm-run (virtme-ng)
+  storm     the message storm of tools/soak and tests/vm/22-message-storm
+            (runnable: python3 tools/pcmlib/storm.py --help)
+
+A tool in tools/ puts its own directory first in sys.path and imports
+"from pcmlib import ...".  Only the standard library.
+"""

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""libpcm.so from Python: the module's own parameter parser, layout,
+start-gap and timing model (tools/libpcm.c over dm-pcm/pcm-*.c).
+
+In a checkout the library is build/host/libpcm.so, made by tools/Makefile
+(make -C tools libpcm) on first use and whenever its sources change; in
+make install's layout (PREFIX/lib/dm-pcm/: pcmctl, pcmlib/ and a
+prebuilt libpcm.so) it is the one beside the tools, never rebuilt.
+
+  Lib().parse(words)    the table words as the module parses them:
+                        row_size, domains, ..., config; PcmError with the
+                        parser's own message if it refuses them
+  check_words(words)    the same, for a caller that only wants to know
+  Lib().length/model/params/map_row   (see each)
+"""
+import os
+import subprocess
+import sys
+
+TOOLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(TOOLS)
+INSTALLED = os.path.exists(os.path.join(TOOLS, 'libpcm.so'))
+LIB = os.path.join(TOOLS if INSTALLED else os.path.join(TOP, 'build', 'host'), 'libpcm.so')
+TEXT_MAX = 4096
+ctypes = None       # imported on first use: a VM test runs pcmctl hundreds of times
+
+
+class PcmError(Exception):
+    """A failure a tool reports on one line (and pcmctl exits 1 for)."""
+
+
+def lib_sources():
+    """The files libpcm.so depends on, as tools/Makefile lists them."""
+    import glob
+    pats = ['tools/libpcm.c', 'dm-pcm/pcm-*.[ch]', 'tools/shim/*.h', 'tools/shim/*/*.h',
+            'tools/Makefile']
+    return [f for p in pats for f in glob.glob(os.path.join(TOP, p))]
+
+
+def lib_stale():
+    if INSTALLED:
+        return False    # built by make install, its sources are not here
+    if not os.path.exists(LIB):
+        return True
+    built = os.path.getmtime(LIB)
+    return any(os.path.getmtime(f) > built for f in lib_sources())
+
+
+def build_lib():
+    """make the library if it is missing or older than its sources."""
+    if not lib_stale():
+        return
+    cmd = ['make', '-s', '-C', TOOLS, 'libpcm', f'OUT={os.path.dirname(LIB)}']
+    res = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=sys.stderr)
+    if res.returncode == 0:
+        return
+    if not os.path.exists(LIB):
+        raise PcmError(f"building {LIB} failed: {' '.join(cmd)}")
+    print(f'{os.path.basename(sys.argv[0])}: warning: could not rebuild {LIB}, using it as it is',
+          file=sys.stderr)
+
+
+def _argv(words):
+    return (ctypes.c_char_p * (len(words) + 1))(*[os.fsencode(w) for w in words])
+
+
+class Lib:
+    """ctypes front end of tools/libpcm.c."""
+
+    def __init__(self):
+        global ctypes
+        build_lib()
+        import ctypes as ct
+        ctypes = ct
+        try:
+            so = ctypes.CDLL(LIB)
+        except OSError as e:
+            raise PcmError(f'{LIB}: {e}') from e
+        u64, u64p = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
+        so.libpcm_parse.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                                    u64p, ctypes.c_char_p, ctypes.c_size_t]
+        so.libpcm_length.argtypes = [u64, u64, ctypes.c_uint32, u64, ctypes.c_uint32,
+                                     ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                     u64p, ctypes.c_char_p, ctypes.c_size_t]
+        so.libpcm_map.argtypes = [u64, ctypes.c_uint32, u64, u64p, u64p, u64]
+        so.libpcm_map.restype = u64
+        so.libpcm_params.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+        so.libpcm_model.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64p,
+                                    u64p, ctypes.POINTER(ctypes.c_uint8), u64p,
+                                    ctypes.c_char_p, ctypes.c_size_t]
+        self.so = so
+        self.nr_parse = so.libpcm_nr_parse_out()
+        self.nr_length = so.libpcm_nr_length_out()
+
+    def parse(self, words):
+        """Effective row_size, domains, randomize, meta_given and config text;
+        PcmError with the module's message if the words are refused."""
+        argv = _argv(words)
+        out = (ctypes.c_uint64 * self.nr_parse)()
+        text = ctypes.create_string_buffer(TEXT_MAX)
+        if self.so.libpcm_parse(len(words), argv, out, text, TEXT_MAX):
+            raise PcmError(text.value.decode(errors='replace'))
+        return {'row_size': out[0], 'domains': out[1], 'randomize': out[2],
+                'meta_given': bool(out[3]), 'row_meta': out[4], 'wear': out[5],
+                'config': text.value.decode(errors='replace')}
+
+    def length(self, dev_sectors, offset, meta_sectors, row_size, domains, row_meta=0, wear=0):
+        """max_length, max_rows, meta_start, sb_sectors; PcmError if none.
+        @meta_sectors: the meta_device's size, None for metadata inside;
+        @row_meta: ECC metadata bytes per row; @wear: rows per wear counter."""
+        out = (ctypes.c_uint64 * self.nr_length)()
+        err = ctypes.create_string_buffer(TEXT_MAX)
+        if self.so.libpcm_length(dev_sectors, offset, meta_sectors is not None,
+                                 meta_sectors or 0, row_size,
+                                 domains, row_meta, wear, out, err, TEXT_MAX):
+            raise PcmError(err.value.decode(errors='replace'))
+        return dict(zip(('length', 'rows', 'meta_start', 'sb_sectors'), out))
+
+    def model(self, words, wl):
+        """Run workload @wl (a dict of the LIBPCM_WL_* values) through the
+        model of @words: per-request latencies (ns), write flags, totals."""
+        keys = ('rows', 'read_pct', 'bs', 'depth', 'jobs', 'random', 'ios', 'seed')
+        assert self.so.libpcm_nr_wl() == len(keys)
+        argv = _argv(words)
+        inp = (ctypes.c_uint64 * len(keys))(*[wl[k] for k in keys])
+        lat = (ctypes.c_uint64 * wl['ios'])()
+        wr = (ctypes.c_uint8 * wl['ios'])()
+        out = (ctypes.c_uint64 * self.so.libpcm_nr_model_out())()
+        text = ctypes.create_string_buffer(TEXT_MAX)
+        if self.so.libpcm_model(len(words), argv, inp, lat, wr, out, text, TEXT_MAX):
+            raise PcmError(text.value.decode(errors='replace'))
+        return list(lat), list(wr), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
+                                               'cache_waits'), out))
+
+    def params(self):
+        """Every parameter as the module describes it ("params" message):
+        a list of dicts of the key:value words of its line."""
+        from pcmlib import words as pwords
+        text = ctypes.create_string_buffer(16384)
+        self.so.libpcm_params(text, 16384)
+        return [pwords.parse_words(line) for line in text.value.decode().splitlines()]
+
+    def map_row(self, logical_rows, seed, regs, row):
+        """Backing row of logical @row; @regs is [(start, gap)] per domain."""
+        k = len(regs)
+        start = (ctypes.c_uint64 * k)(*[s for s, _ in regs])
+        gap = (ctypes.c_uint64 * k)(*[g for _, g in regs])
+        return self.so.libpcm_map(logical_rows, k, seed, start, gap, row)
+
+
+def check_words(words):
+    """None if the module's parser takes the table words @words (a string
+    or a list), else its message (e.g. "unknown preset 'psss'")."""
+    try:
+        Lib().parse(words.split() if isinstance(words, str) else list(words))
+    except PcmError as e:
+        return str(e)
+    return None
