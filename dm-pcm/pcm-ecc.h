@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * BCH ECC over 512-byte sectors with the kernel's lib/bch (DESIGN.md
- * section 7).  Pure logic shared by the module and the host unit tests,
+ * BCH ECC over 512-byte sectors with the kernel's lib/bch (dm-pcm.rst,
+ * "ECC and bit errors").  Pure logic shared by the module and the host unit tests,
  * which compile lib/bch.c itself.
  *
  * A sector's 512 data bytes are cut into @codewords codewords, codeword i

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * dm-pcm's bit-error model and wear arithmetic (DESIGN.md section 7), in
+ * dm-pcm's bit-error model and wear arithmetic (dm-pcm.rst, "ECC and bit errors"), in
  * integers only: the raw bit error rate parsed from decimal text, a seeded
  * random stream, error positions by geometric skipping, the wear curve,
  * stuck-at cells of rows past endurance, and the wear summary the "wear"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * dm-pcm's randomness: one table word, seed:N, seeds every random stream
- * the target has (DESIGN.md: "all randomness reproducible").  Each stream
- * is the kernel's prandom_u32_state() generator seeded from the pair
+ * the target has (dm-pcm.rst, "seed": all randomness reproducible).  Each
+ * stream is the kernel's prandom_u32_state() generator seeded from the pair
  * (seed, stream number) through SplitMix64's finalizer, so that streams
  * are independent of one another and a stream's draws depend only on the
  * seed and on the calls made on that stream: a user of randomness takes a

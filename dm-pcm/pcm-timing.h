@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * dm-pcm timing model (DESIGN.md section 5): channels x ranks behind a
+ * dm-pcm timing model (dm-pcm.rst, "Timing"): channels x ranks behind a
  * front end, each with a busy-until instant in nanoseconds.  Given a
  * request's arrival and the physical rows it touches, the model says when
  * the emulated device completes it.  Pure logic shared by the module, the

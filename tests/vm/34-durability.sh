@@ -250,9 +250,12 @@ if modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null
 	echo 64 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/hw_queue_depth
 	echo 2 > $nb/irqmode; echo 100000 > $nb/completion_nsec
 	echo 1 > $nb/power
-	nbdev=/dev/nullb$(cat $nb/index)
+	# the disk is named after the configfs item on 6.12, nullb<index> on 6.1
+	nbname=nb
+	[ -e /sys/block/$nbname ] || nbname=nullb$(cat $nb/index)
+	nbdev=/dev/$nbname
 	# no udev in the VM: the node by hand
-	[ -b "$nbdev" ] || mknod "$nbdev" b $(tr : ' ' < /sys/block/${nbdev#/dev/}/dev)
+	[ -b "$nbdev" ] || mknod "$nbdev" b $(tr : ' ' < /sys/block/$nbname/dev)
 	blkdiscard -f -z 2>/dev/null /dev/ram1
 	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/ram1"
 	nlen=$(( $(pcm_len "$nbdev" $words) / 8 * 8 ))
