@@ -4,8 +4,8 @@
 # on the ramdisks under dm-pcm.  With "space" and "times=1" exactly the
 # k-th bio that a ramdisk receives fails (from the message's own task
 # where the message does the I/O itself), so each step of a plain write, a
-# gap move (row read, row write, the superblock copy that persists it, the
-# persist before the domain's next move) and a superblock write is failed
+# gap move (row read, row write, the superblock copy that persists it
+# before the registers switch) and a superblock write is failed
 # in turn, with the metadata on the data device and on a
 # separate meta_device.  Each time: the error reaches the caller (dd,
 # the message), status shows move_errors or metadata:failed as the
@@ -160,23 +160,22 @@ expect_eq "fi: no move, metadata ok" "$(sf fi move_errors) $(sf fi gap_moves) $(
 afterwards fi "$table" "fi: plain writes"
 
 # (b) gap moves: row read, row write, then one superblock copy (with
-# PREFLUSH) persists the move: if it fails, the move was made but is not
-# durable (metadata:failed, not a move error).  Two rounds: before the
-# domain moves again the first move is persisted (bio 2); if that fails,
-# the second move is not made (a move error).
+# PREFLUSH) persists the move before the registers switch: if it fails,
+# the move is not made (a move error) and metadata:failed.  Two rounds:
+# bios 0-2 and 3-5; a failed round stops the message.
 trial fi "$table" ram0 0 fails 1 ok dmsetup message fi 0 move_gap
 trial fi "$table" ram0 1 fails 1 ok dmsetup message fi 0 move_gap
-trial fi "$table" ram0 2 fails 0 failed dmsetup message fi 0 move_gap
+trial fi "$table" ram0 2 fails 1 failed dmsetup message fi 0 move_gap
 trial fi "$table" ram0 2 fails 1 failed dmsetup message fi 0 move_gap 2
 trial fi "$table" ram0 3 fails 1 ok dmsetup message fi 0 move_gap 2
-trial fi "$table" ram0 5 fails 0 failed dmsetup message fi 0 move_gap 2
+trial fi "$table" ram0 5 fails 1 failed dmsetup message fi 0 move_gap 2
 # (c) superblock writes: copy 1, copy 2
 trial fi "$table" ram0 0 fails 0 failed dmsetup message fi 0 persist
 trial fi "$table" ram0 1 fails 0 failed dmsetup message fi 0 persist
 
 # (b) writes that owe a move (gap_interval:1): the data write and each
-# bio of the move it starts fail in turn (the worker persists the move up
-# to a second later)
+# bio of the move it starts fail in turn (the worker copies the row and
+# persists the move before the registers switch)
 declare -A seen=()
 for k in 0 1 2 3; do
 	what="fi: write + move (bio $k fails)"
@@ -202,7 +201,7 @@ for k in 0 1 2 3; do
 		expect_eq "$what: the write failed, the move did not" "$me $(sf fi gap_moves) $meta" "0 1 ok"
 	elif [ "$meta" = failed ]; then
 		seen[superblock]=1
-		expect_eq "$what: the persist failed, the move did not" "$me $(sf fi gap_moves)" "0 1"
+		expect_eq "$what: the persist failed, so the move was not made" "$me $(sf fi gap_moves)" "1 0"
 	else
 		seen[copy]=1
 		expect_eq "$what: the row copy failed" "$me" 1
@@ -225,13 +224,13 @@ expect "fm: write the pattern" timeout 120 dd if=/tmp/oracle.img of=/dev/mapper/
 	oflag=direct conv=fsync status=none
 dmsetup message fm 0 set gap_interval 1
 
-# a move: row read and write on ram0, a flush of ram0, one copy on ram1;
-# two rounds: a copy on ram1 before the second move, one after it
+# a move: row read and write on ram0, a flush of ram0, one copy on ram1
+# (PREFLUSH, FUA); two rounds: a copy on ram1 after each
 trial fm "$table" ram0 0 fails 1 ok dmsetup message fm 0 move_gap
 trial fm "$table" ram0 1 fails 1 ok dmsetup message fm 0 move_gap
-trial fm "$table" ram1 0 fails 0 failed dmsetup message fm 0 move_gap
+trial fm "$table" ram1 0 fails 1 failed dmsetup message fm 0 move_gap
 trial fm "$table" ram1 0 fails 1 failed dmsetup message fm 0 move_gap 2
-trial fm "$table" ram1 1 fails 0 failed dmsetup message fm 0 move_gap 2
+trial fm "$table" ram1 1 fails 1 failed dmsetup message fm 0 move_gap 2
 # persist: the flush of the data device (space 0 fails even an empty
 # bio), then each copy
 settle fm
