@@ -322,6 +322,7 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
  *   overhead_ns:<ns>     this host's completion cost, taken off holds
  *   wear:off|on|<rows>   wear counters: per row, or per <rows> rows
  *   endurance:<writes>   writes per row before its cells stick
+ *   dilation:<K>         every modeled time K times longer (at load only)
  */
 static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
@@ -589,7 +590,7 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 		return r;
 	}
 	WRITE_ONCE(pc->live.val[id], val);
-	if (id >= PCM_CHANNELS && id <= PCM_OVERHEAD_NS)	/* the timing model's */
+	if (pcm_param_timing(id))
 		pcm_timing_update(pc);
 	return 0;
 }

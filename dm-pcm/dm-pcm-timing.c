@@ -17,6 +17,11 @@
  * cmpxchg (and takes the model's lock only if tags, the front end's write
  * buffer or a write cache are set: those are the whole device's); the
  * figures status shows are counted per CPU.
+ *
+ * With dilation:K the model hands back instants K times further away
+ * (pcm-timing.h): holds, the latencies in status and lateness are all on
+ * this host's clock, K times the device's.  overhead_ns is this host's
+ * own completion cost, measured at the run's dilation, and is not scaled.
  */
 #include <linux/highmem.h>
 #include <linux/hrtimer.h>
@@ -175,7 +180,8 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	/*
 	 * What the host adds after a hold ends (the timer's interrupt, the
 	 * dm core, waking the submitter) comes off it, so that the submitter
-	 * sees the modeled latency; never before the bio arrived.
+	 * sees the modeled latency; never before the bio arrived.  A host
+	 * cost, so never dilated.
 	 */
 	io->deadline = res.done - min(READ_ONCE(t->overhead), lat);
 	io->held = false;

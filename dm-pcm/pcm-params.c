@@ -184,6 +184,18 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "endurance", .unit = "writes", .kind = PCM_KIND_U64,
 		.def = 100000000, .min = 1, .max = PCM_WEAR_MAX_ENDURANCE,
 	},
+	/*
+	 * Time dilation (DieCast, NSDI'08): every modeled time K times longer,
+	 * every rate K times slower, so that the software above runs K times
+	 * faster against the device, as on a faster host.  Set at load: the
+	 * model keeps its instants on the device's clock (pcm-timing.h).
+	 * Not scaled: overhead_ns, which is this host's cost, measured at the
+	 * run's dilation; sizes and counts (write_cache, tags, slots).
+	 */
+	[PCM_DILATION] = {
+		.name = "dilation", .unit = "factor", .kind = PCM_KIND_U64,
+		.def = 1, .min = 1, .max = PCM_TM_MAX_DILATION,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {
@@ -279,7 +291,10 @@ const struct pcm_preset pcm_presets[] = {
 
 const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);
 
-/* The timing model's parameters from a configuration. */
+/*
+ * The timing model's parameters from a configuration, in the device's time
+ * (the dilation scales the model's clock, not these values).
+ */
 void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p)
 {
 	*p = (struct pcm_tm_params) {
@@ -311,6 +326,8 @@ void pcm_config_timing(const struct pcm_config *c, struct pcm_tm_params *p)
 			.retries = c->val[PCM_WRITE_RETRIES],
 		},
 		.seed = c->val[PCM_SEED],
+		/* the one place the factor enters the model: its clock */
+		.dilation = c->val[PCM_DILATION],
 	};
 }
 

@@ -55,8 +55,19 @@ enum pcm_param {
 	PCM_RBER,		/* raw bit error rate (pcm-errmodel.h), 1e-18 units */
 	PCM_WEAR,		/* wear counters (dm-pcm-wear.c): rows per counter, 0 off */
 	PCM_ENDURANCE,		/* writes per row before cells stick */
+	PCM_DILATION,		/* the timing model's clock: host ns per device ns */
 	PCM_NR_PARAMS
 };
+
+/*
+ * Whether parameter @id is the timing model's (pcm_config_timing() takes
+ * it): "set" of one hands the model its new parameters.  The dilation was
+ * added last, so that "config" and the table line only ever grow at the end.
+ */
+static inline bool pcm_param_timing(unsigned int id)
+{
+	return (id >= PCM_CHANNELS && id <= PCM_OVERHEAD_NS) || id == PCM_DILATION;
+}
 
 /* PCM_COMPLETION's values */
 enum pcm_completion {

@@ -70,6 +70,22 @@ u64 pcm_tm_xfer_ns(u64 bytes, u64 mbps)
 	return div64_u64(bytes * 1000 + mbps - 1, mbps);
 }
 
+/*
+ * Time dilation: an instant of the caller's clock on the device's, rounded
+ * up (so that a request never completes before it arrived), and back.
+ * At K = 8 a device nanosecond is 8 of the caller's: every modeled time
+ * comes out exactly K times longer, and a rate exactly K times slower.
+ */
+static u64 to_device(const struct pcm_tm_params *p, u64 ns)
+{
+	return p->dilation > 1 ? div_u64(ns + p->dilation - 1, p->dilation) : ns;
+}
+
+static u64 to_caller(const struct pcm_tm_params *p, u64 ns)
+{
+	return p->dilation > 1 ? ns * p->dilation : ns;
+}
+
 /* Occupy a resource busy until *@busy from @at for @ns: when it is done. */
 static u64 occupy(u64 *busy, u64 at, u64 ns)
 {
@@ -166,8 +182,9 @@ void pcm_tm_init(struct pcm_tm *tm, const struct pcm_tm_params *p,
 }
 
 /*
- * New timing for new requests; the geometry and the seed stay what init
- * gave (the streams go on: a reload starts them again).
+ * New timing for new requests; the geometry, the seed and the dilation
+ * stay what init gave (the streams go on: a reload starts them again; the
+ * instants are the device's, on the clock the dilation gave).
  */
 void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 {
@@ -179,6 +196,7 @@ void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p)
 	n.stripe_rows = tm->p.stripe_rows;
 	n.seed = tm->p.seed;
 	n.ctrl_slots = tm->p.ctrl_slots;
+	n.dilation = tm->p.dilation;
 	write_seqcount_begin(&tm->seq);
 	tm->p = n;
 	write_seqcount_end(&tm->seq);
@@ -435,31 +453,39 @@ static void charge(struct pcm_tm *tm, const struct pcm_tm_params *p,
 		res->done = submit_read(tm, p, res->start, rq);
 }
 
-/* Charge @rq to the model; @res says when it completes. */
+/*
+ * Charge @rq to the model; @res says when it completes.  Both are on the
+ * caller's clock; the model works on the device's (the dilation).
+ */
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res)
 {
 	struct pcm_tm_params p;
+	u64 arrival;
 
 	read_params(tm, &p);
+	arrival = to_device(&p, rq->arrival);
 	/*
 	 * Tags, buffer and cache are the whole device's: the model's lock.
 	 * Without them, @p says so and the pools are not touched, whatever
 	 * "set" does meanwhile; with them, the parameters are read again
-	 * under the lock "set" takes, so that they match the pools' sizes.
+	 * under the lock "set" takes, so that they match the pools' sizes
+	 * (the dilation never changes).
 	 */
 	if (!p.tags && !p.write_cache && !p.xfer_slots) {
-		res->start = rq->arrival;
+		res->start = arrival;
 		res->tag_waited = false;
 		charge(tm, &p, rq, res);
-		return;
+	} else {
+		spin_lock(&tm->lock);
+		p = tm->p;
+		res->start = take_tag(tm, arrival, &res->tag_waited);
+		charge(tm, &p, rq, res);
+		pool_put(tm->tag_free, tm->nr_tags, res->done);
+		spin_unlock(&tm->lock);
 	}
-	spin_lock(&tm->lock);
-	p = tm->p;
-	res->start = take_tag(tm, rq->arrival, &res->tag_waited);
-	charge(tm, &p, rq, res);
-	pool_put(tm->tag_free, tm->nr_tags, res->done);
-	spin_unlock(&tm->lock);
+	res->start = to_caller(&p, res->start);
+	res->done = to_caller(&p, res->done);
 }
 
 /*
@@ -470,7 +496,8 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
  * serves other requests there meanwhile, and a rank left idle while it
  * waits would cost throughput that the hardware does not lose.  A worn
  * destination programs slower, as a write there does (@prog_q16, 0: x1).
- * Returns when the copy's program ends.
+ * Returns when the copy's program ends; @now and that instant are on the
+ * caller's clock, as pcm_tm_submit()'s.
  */
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 prog_q16)
 {
@@ -478,9 +505,10 @@ u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 pro
 	u64 idle, read, in_ctrl, programmed, prog;
 
 	read_params(tm, &p);
+	now = to_device(&p, now);
 	prog = prog_q16 ? mul_u64_u32_shr(p.write_ns, prog_q16, 16) : p.write_ns;
 	idle = now + p.read_ns + pcm_tm_xfer_ns(bytes, p.read_mbps);
 	read = read_row(tm, &p, now, src, bytes);
 	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, prog_q16, &in_ctrl);
-	return max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + prog);
+	return to_caller(&p, max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + prog));
 }

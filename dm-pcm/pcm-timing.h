@@ -28,6 +28,15 @@
  * PCM_TM_CACHE_SLOTS writes).  A gap move
  * is a row read plus a row write on the ranks involved, and nothing else.
  *
+ * Time dilation (dm-pcm.rst, "Time dilation"): with a factor K the model
+ * runs on the device's clock, the caller's divided by K.  An arrival comes
+ * in on the caller's clock, rounded up to the device's nanosecond (so that
+ * nothing completes before it arrived), and every instant goes back out
+ * multiplied by K: every modeled time, transfers included, is exactly K
+ * times what it is at K = 1, and no rate is divided.  The factor is fixed
+ * when the model is made, as its geometry is: its instants are kept in
+ * device time.
+ *
  * Locking follows the hardware: each channel (its bus and ranks) has its
  * own lock, taken one at a time; the front end is one instant moved by
  * cmpxchg.  Tags, the front end's write buffer and the write cache are
@@ -58,6 +67,7 @@
 #define PCM_TM_MAX_RETRIES	64	/* iterations a stage may add */
 #define PCM_TM_MAX_SLOTS	256	/* rows a write buffer holds */
 #define PCM_TM_PPM		1000000	/* probabilities: per million */
+#define PCM_TM_MAX_DILATION	1000	/* the time dilation factor (pcm-params.c) */
 
 /*
  * How a rank's stage (a read, a program) varies from one row to the next:
@@ -89,6 +99,7 @@ struct pcm_tm_params {
 	bool early;			/* completion:early */
 	struct pcm_tm_var read_var, write_var;	/* the ranks' stages */
 	u64 seed;			/* the channels' random streams */
+	u32 dilation;			/* caller's ns per device ns; 0, 1: none */
 };
 
 struct pcm_tm_cache_slot {

@@ -168,6 +168,7 @@ enum {
 	LIBPCM_M_MOVES,		/* gap moves the writes made */
 	LIBPCM_M_TAG_WAITS,
 	LIBPCM_M_CACHE_WAITS,
+	LIBPCM_M_DILATION,	/* the words' dilation: the figures are the device's */
 	LIBPCM_NR_MODEL_OUT
 };
 
@@ -334,14 +335,17 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
  * of the device the table words @argv describe: JOBS x DEPTH requests in
  * flight, each replaced by the next the instant it completes, as fio does.
  * Fills @lat (ns) and @is_write for each of the IOS requests, and @out
- * (LIBPCM_NR_MODEL_OUT values).  Returns 0, or -EINVAL/-ENOMEM with the
- * reason in @text.
+ * (LIBPCM_NR_MODEL_OUT values).  With dilation:K the model runs K times
+ * slower, as in the module; the latencies and the elapsed time are given
+ * back in the device's time (divided by K), so that they are the figures
+ * of the undilated device.  Returns 0, or -EINVAL/-ENOMEM with the reason
+ * in @text.
  */
 int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		 u64 *out, char *text, size_t len)
 {
 	u64 slots = wl[LIBPCM_WL_DEPTH] * wl[LIBPCM_WL_JOBS], bs = wl[LIBPCM_WL_BS];
-	u64 span, *next, *pos, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k;
+	u64 span, *next, *pos, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k, dil;
 	struct pcm_config cfg;
 	struct pcm_err e;
 	struct model m;
@@ -351,6 +355,7 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		scnprintf(text, len, "%s: %s", e.what, e.detail);
 		return -EINVAL;
 	}
+	dil = cfg.val[PCM_DILATION];
 	span = wl[LIBPCM_WL_ROWS] * cfg.val[PCM_ROW_SIZE];
 	if (!slots || slots > 65536 || !bs || bs % 512 || bs > span ||
 	    wl[LIBPCM_WL_ROWS] < cfg.val[PCM_DOMAINS] || wl[LIBPCM_WL_READ_PCT] > 100) {
@@ -383,15 +388,16 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 			pos[job] = at + 2 * bs > span ? 0 : at + bs;
 		}
 		done = model_request(&m, next[s], w, at, bs);
-		lat[i] = done - next[s];
+		lat[i] = div64_u64(done - next[s], dil);
 		is_write[i] = w;
 		next[s] = done;
 		end = max(end, done);
 	}
-	out[LIBPCM_M_ELAPSED] = end;
+	out[LIBPCM_M_ELAPSED] = div64_u64(end, dil);
 	out[LIBPCM_M_MOVES] = m.moves;
 	out[LIBPCM_M_TAG_WAITS] = m.tag_waits;
 	out[LIBPCM_M_CACHE_WAITS] = m.cache_waits;
+	out[LIBPCM_M_DILATION] = dil;
 out:
 	model_free(&m);
 	free(next);

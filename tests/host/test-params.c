@@ -6,6 +6,7 @@
  * tested by being added to the table.
  */
 #include "../../dm-pcm/pcm-params.h"
+#include "../../dm-pcm/pcm-timing.h"
 #include "tap.h"
 
 #define MAXW 16
@@ -289,7 +290,7 @@ static void test_config_and_ima(void)
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
 	check(!strcmp(out, ",preset=none,row_size=4096,gap_interval=128,domains=1,"
 		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0,"
-		     "wear=off,endurance=100000000"), "ima '%s'", out);
+		     "wear=off,endurance=100000000,dilation=1"), "ima '%s'", out);
 }
 
 /* Truncated buffers stay terminated and in bounds (ASan watches). */
@@ -432,6 +433,125 @@ static void test_wear_words(void)
 	check(pcm_param_check_set(PCM_WEAR, &err) == -EINVAL, "wear is geometry");
 }
 
+static bool tm_params_equal(const struct pcm_tm_params *a, const struct pcm_tm_params *b)
+{
+	const struct pcm_tm_var *ra = &a->read_var, *rb = &b->read_var;
+	const struct pcm_tm_var *wa = &a->write_var, *wb = &b->write_var;
+
+	return a->channels == b->channels && a->ranks == b->ranks &&
+	       a->stripe_rows == b->stripe_rows && a->tags == b->tags &&
+	       a->read_ns == b->read_ns && a->write_ns == b->write_ns &&
+	       a->zero_write_ns == b->zero_write_ns && a->cmd_ns == b->cmd_ns &&
+	       a->read_mbps == b->read_mbps && a->write_mbps == b->write_mbps &&
+	       a->host_mbps == b->host_mbps && a->write_cache == b->write_cache &&
+	       a->ctrl_slots == b->ctrl_slots && a->xfer_slots == b->xfer_slots &&
+	       a->early == b->early && a->seed == b->seed && a->dilation == b->dilation &&
+	       ra->jitter_ns == rb->jitter_ns && ra->retry_ns == rb->retry_ns &&
+	       ra->retry_ppm == rb->retry_ppm && ra->retries == rb->retries &&
+	       wa->jitter_ns == wb->jitter_ns && wa->retry_ns == wb->retry_ns &&
+	       wa->retry_ppm == wb->retry_ppm && wa->retries == wb->retries;
+}
+
+/*
+ * Every parameter the timing model's parameters come from is one that
+ * "set" hands to the model (pcm_param_timing(), which dm-pcm-target.c's
+ * "set" asks): change each alone and see whether pcm_config_timing()'s
+ * result changes.
+ */
+static void test_timing_params(void)
+{
+	struct pcm_tm_params a, b;
+	struct pcm_config cfg;
+	struct pcm_err err;
+	unsigned int i;
+
+	for (i = 0; i < PCM_NR_PARAMS; i++) {
+		const struct pcm_param_desc *p = &pcm_params[i];
+
+		if (p->kind == PCM_KIND_FLAG || p->kind == PCM_KIND_PATH)
+			continue;
+		parse_line(&cfg, "", &err);
+		pcm_config_timing(&cfg, &a);
+		if (p->kind == PCM_KIND_ENUM)
+			cfg.val[i] = !cfg.val[i];
+		else
+			cfg.val[i] = cfg.val[i] == p->max ? p->min : p->max;
+		pcm_config_timing(&cfg, &b);
+		check(tm_params_equal(&a, &b) || pcm_param_timing(i),
+		      "%s feeds the model but set would not update it", p->name);
+	}
+	check(pcm_param_timing(PCM_OVERHEAD_NS), "overhead_ns: set updates the hold");
+	check(!pcm_param_timing(PCM_ECC_T) && !pcm_param_timing(PCM_GAP_INTERVAL) &&
+	      !pcm_param_timing(PCM_FORMAT), "not the model's");
+}
+
+/*
+ * dilation:K, 1 to 1000: refused like every number out of range or not a
+ * number, printed back when given, always in "config", last (the words
+ * only ever grow at the end), fixed at load, and handed to the model as
+ * its clock: the times stay the device's.
+ */
+static void test_dilation_word(void)
+{
+	static char big[8192];
+	struct pcm_tm_params tp;
+	struct pcm_config cfg, again;
+	struct pcm_err err;
+	char out[1024], line[1024];
+	size_t n;
+
+	check(parse_line(&cfg, "", &err) == 0 && cfg.val[PCM_DILATION] == 1, "default 1");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, ""), "not printed back when not given: '%s'", out);
+	pcm_config_emit(&cfg, PCM_EMIT_ALL, out, sizeof(out));
+	n = strlen(out);
+	check(n > 11 && !strcmp(out + n - 11, " dilation:1"), "config ends with it: '%s'", out);
+	check(parse_line(&cfg, "dilation:8 preset:onyx", &err) == 0 &&
+	      cfg.val[PCM_DILATION] == 8 && cfg.given == BIT_ULL(PCM_DILATION),
+	      "dilation:8 with a preset");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " preset:onyx dilation:8"), "table line '%s'", out);
+	split_emit(out, line, sizeof(line));
+	check(parse_line(&again, line, &err) == 0 &&
+	      !memcmp(cfg.val, again.val, sizeof(cfg.val)), "table line reparses");
+	pcm_config_emit(&cfg, PCM_EMIT_ALL, out, sizeof(out));
+	n = strlen(out);
+	check(n > 11 && !strcmp(out + n - 11, " dilation:8"), "config: '%s'", out);
+	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
+	n = strlen(out);
+	check(n > 11 && !strcmp(out + n - 11, ",dilation=8"), "ima: '%s'", out);
+	pcm_config_timing(&cfg, &tp);
+	check(tp.dilation == 8 && tp.read_ns == 6500 && tp.read_mbps == 156 &&
+	      tp.cmd_ns == 1640 && tp.write_ns == 104000 && tp.tags == 64 &&
+	      tp.ctrl_slots == 7, "the model gets the factor and the device's times");
+	check(parse_line(&cfg, "dilation:1000", &err) == 0 && cfg.val[PCM_DILATION] == 1000,
+	      "dilation:1000");
+	check(parse_line(&cfg, "dilation:0", &err) == -EINVAL &&
+	      !strcmp(err.what, "Parameter out of range") &&
+	      !strcmp(err.detail, "dilation:0: out of range, allowed 1..1000 factor"),
+	      "dilation:0: %s", err.detail);
+	check(parse_line(&cfg, "dilation:1001", &err) == -EINVAL &&
+	      strstr(err.detail, "1..1000"), "dilation:1001: %s", err.detail);
+	check(parse_line(&cfg, "dilation:2.5", &err) == -EINVAL &&
+	      !strcmp(err.detail, "dilation:2.5: not a decimal number in 1..1000"),
+	      "dilation:2.5: %s", err.detail);
+	check(parse_line(&cfg, "dilation:-8", &err) == -EINVAL, "dilation:-8");
+	check(parse_line(&cfg, "dilation", &err) == -EINVAL &&
+	      !strcmp(err.detail, "dilation needs a value: dilation:<factor>"),
+	      "dilation alone: %s", err.detail);
+	check(parse_line(&cfg, "dilation:8 dilation:8", &err) == -EINVAL &&
+	      !strcmp(err.what, "Duplicate parameter"), "twice: %s", err.detail);
+	check(pcm_param_check_set(PCM_DILATION, &err) == -EINVAL &&
+	      strstr(err.detail, "dilation cannot change on a live device: reload"),
+	      "set refuses it: %s", err.detail);
+	check(pcm_param_timing(PCM_DILATION), "yet it is the model's");
+	check(PCM_DILATION == PCM_NR_PARAMS - 1, "the last word");
+	pcm_params_emit(big, sizeof(big));
+	check(!strcmp(strrchr(big, '\n'), "\nname:dilation kind:u64 min:1 max:1000 unit:factor "
+		      "set:no default.none:1 default.onyx:1 default.pss:1 default.psd:1 "
+		      "default.reram:1"), "params: its line, last: '%s'", strrchr(big, '\n'));
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -449,5 +569,7 @@ int main(void)
 	RUN(test_params_reply);
 	RUN(test_ecc_words);
 	RUN(test_wear_words);
+	RUN(test_timing_params);
+	RUN(test_dilation_word);
 	return tap_done();
 }

@@ -190,7 +190,7 @@ def test_length_readme_example():
     check(res['rows'] * 8 == res['length'] and res['sb_sectors'] == 8 and
           res['meta_start'] == 262144 - 16, f'{res}')
     check(res['config'] == 'preset:none row_size:4096 gap_interval:128 domains:4 '
-          'randomize:0 channels:1 ranks:1 stripe:1 read_ns:0 write_ns:0 zero_write_ns:0 cmd_ns:0 read_mbps:0 write_mbps:0 host_mbps:0 tags:0 completion:late write_cache:0 ctrl_slots:0 xfer_slots:0 read_jitter_ns:0 read_retry_ns:0 read_retry_ppm:0 read_retries:0 write_jitter_ns:0 write_retry_ns:0 write_retry_ppm:0 write_retries:0 seed:0 overhead_ns:0 ecc:none ecc_codewords:6 ecc_t:4 meta_bytes:64 rber:0 wear:off endurance:100000000', f"config {res['config']!r}")
+          'randomize:0 channels:1 ranks:1 stripe:1 read_ns:0 write_ns:0 zero_write_ns:0 cmd_ns:0 read_mbps:0 write_mbps:0 host_mbps:0 tags:0 completion:late write_cache:0 ctrl_slots:0 xfer_slots:0 read_jitter_ns:0 read_retry_ns:0 read_retry_ppm:0 read_retries:0 write_jitter_ns:0 write_retry_ns:0 write_retry_ppm:0 write_retries:0 seed:0 overhead_ns:0 ecc:none ecc_codewords:6 ecc_t:4 meta_bytes:64 rber:0 wear:off endurance:100000000 dilation:1', f"config {res['config']!r}")
 
 
 def test_length_meta_device():

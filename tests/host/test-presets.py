@@ -152,8 +152,56 @@ def reram():
          '256 B random read, QD1, 99.99 % within (at 512 B)')
 
 
+def same_figures(a, b):
+    """The read and write figures of two model replies, equal within the
+    rounding of a float: the empty list if so, else what differs."""
+    diff = []
+    for d in ('read', 'write'):
+        x, y = a.get(d), b.get(d)
+        if (x is None) != (y is None):
+            diff.append(f'{d}: {x} vs {y}')
+            continue
+        if x is None:
+            continue
+        flat = [(k, x[k], y[k]) for k in ('ios', 'iops', 'mbps', 'mean_us', 'min_us', 'max_us')]
+        flat += [(f'p{k}', v, y['pct_us'][k]) for k, v in x['pct_us'].items()]
+        diff += [f'{d} {k} {u:.6g} vs {v:.6g}' for k, u, v in flat
+                 if abs(u - v) > max(1e-9 * abs(u), 1e-9)]
+    return diff
+
+
+def dilation():
+    """dilation:K runs the model K times slower and pcmctl model reports
+    the device's figures (its latencies / K, its rates x K): the same as
+    at K = 1 (dm-pcm.rst, "Time dilation")."""
+    points = [('onyx', '--bs', '4k'), ('onyx', '--bs', '512', '--iodepth', '64'),
+              ('onyx', '--rw', 'randwrite', '--bs', '4k', '--iodepth', '16'),
+              ('pss', '--rw', 'randwrite', '--bs', '4k'),
+              ('psd', '--rw', 'randrw', '--bs', '4k', '--iodepth', '64'),
+              ('reram', '--rw', 'randrw', '--bs', '512', '--iodepth', '16')]
+    for preset, *args in points:
+        base = model(preset, *args, ios=4000)
+        for k in ((8, 1000) if preset == 'reram' else (8,)):
+            dil = model(preset, *args, f'dilation:{k}', ios=4000)
+            diff = same_figures(base, dil)
+            for key in ('elapsed_ns', 'gap_moves', 'tag_waits', 'cache_waits'):
+                if base[key] != dil[key]:
+                    diff.append(f'{key} {base[key]} vs {dil[key]}')
+            if dil.get('dilation') != k or not dil['config'].endswith(f' dilation:{k}'):
+                diff.append(f"dilation {dil.get('dilation')}, config ...{dil['config'][-20:]}")
+            fig = base['read'] or base['write']
+            result(not diff, f'dilation:{k}: {preset} {" ".join(args)}: the device\'s figures '
+                   f'are those of dilation:1 ({fig["iops"]:.0f} IOPS, mean {fig["mean_us"]:.2f} '
+                   'us)', '; '.join(diff[:4]))
+    text = subprocess.run([PCMCTL, 'model', '--ios', '100', 'preset:onyx', 'dilation:8'],
+                          stdout=subprocess.PIPE, text=True, check=True).stdout
+    result('dilation 8: the model ran 8 times slower' in text and
+           'read: IOPS 26318' in text and 'mean 38.00' in text,
+           'pcmctl model says its figures are the device\'s at dilation:8', text)
+
+
 def main():
-    for fn in (onyx, pss, psd, reram):
+    for fn in (onyx, pss, psd, reram, dilation):
         try:
             fn()
         except Exception as e:  # pylint: disable=broad-except

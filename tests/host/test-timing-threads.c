@@ -92,6 +92,7 @@ static void *setter(void *arg)
 		/* the front end's buffer alone too: its pool without tags or cache */
 		p.xfer_slots = i / 6 % 2 * 15;
 		p.read_ns = 1000 + i % 5 * 100;
+		p.dilation = 1;		/* ignored: fixed at init */
 		pcm_tm_set(&tm, &p);
 	}
 	return NULL;
@@ -134,21 +135,27 @@ static void test_channels_apart(void)
 	check(done[0][REQS - 1] > (REQS - 1) * 900ULL, "the model charged them");
 }
 
+/* Undilated, then at dilation 7, which "set" (asking for 1) cannot change. */
 static void test_all_at_once(void)
 {
 	struct pcm_tm_params p = params();
-	long t, early = 0;
+	long t, early;
+	u32 k;
 	u64 i;
 
 	p.cmd_ns = 500;
 	p.host_mbps = 4000;
 	p.tags = 8;
-	init(&p);
-	start(1);
-	for (t = 0; t < THREADS; t++)
-		for (i = 0; i < REQS; i++)
-			early += done[t][i] < i * 900;
-	check(early == 0, "%ld requests done before they arrived", early);
+	for (k = 1; k <= 7; k += 6) {
+		p.dilation = k;
+		init(&p);
+		start(1);
+		for (early = 0, t = 0; t < THREADS; t++)
+			for (i = 0; i < REQS; i++)
+				early += done[t][i] < i * 900;
+		check(early == 0, "dilation %u: %ld requests done before they arrived", k, early);
+		check(tm.p.dilation == k, "dilation %u: set made it %u", k, tm.p.dilation);
+	}
 }
 
 int main(void)

@@ -715,6 +715,121 @@ static void test_xfer_buffer(void)
 	      one(2000000, true, 1, 4096, false, NULL) == 20480, "one slot: in turn");
 }
 
+/*
+ * Time dilation: a fixed sequence of reads, writes (some of zeros, some
+ * over several rows, at odd sizes whose transfers round) and gap moves,
+ * arriving every @gap ns times @k, through @p at dilation @k.  Records
+ * every request's start and completion and every move's end.
+ */
+#define DIL_N 4000
+static void dilated_run(struct pcm_tm_params p, u32 k, u64 gap, u64 *start, u64 *done)
+{
+	static const u32 sizes[] = { 4096, 512, 12288, 1536, 8192, 4096, 700 * 512 };
+	unsigned int i;
+
+	p.dilation = k;
+	init(&p);
+	for (i = 0; i < DIL_N; i++) {
+		struct pcm_tm_req rq = {
+			.arrival = (u64)i * gap * (k ? k : 1), .write = i % 3 == 0,
+			.zero = i % 9 == 0, .row = i * 7 % 61, .offset = i % 5 ? 0 : 1024,
+			.row_bytes = 4096, .bytes = sizes[i % ARRAY_SIZE(sizes)],
+			.prog_q16 = i % 11 ? 0 : 3U << 15,
+		};
+		struct pcm_tm_result r;
+
+		pcm_tm_submit(&tm, &rq, &r);
+		start[i] = r.start;
+		done[i] = r.done;
+		if (i % 13 == 0)	/* a gap move beside it: its end stands in start */
+			start[i] = pcm_tm_move(&tm, rq.arrival, i % 61, (i + 1) % 61, 4096,
+					       i % 2 ? 0 : 1U << 16);
+	}
+}
+
+/* Every stage the model has, each at a time and rate that round. */
+static struct pcm_tm_params dilated_params(bool early, bool cache)
+{
+	struct pcm_tm_params p = varied();
+
+	p.read_mbps = 333;
+	p.write_mbps = 177;
+	p.host_mbps = 1138;
+	p.cmd_ns = 1640;
+	p.tags = 16;
+	p.ctrl_slots = 3;
+	p.xfer_slots = 5;
+	p.early = early;
+	p.write_cache = cache ? 65536 : 0;
+	p.seed = 3;
+	return p;
+}
+
+/*
+ * dilation:K makes every modeled time exactly K times longer: the same
+ * requests, arriving K times further apart, start and complete at exactly
+ * K times the instants of K = 1, transfers, draws, tags, buffers, the
+ * cache and gap moves included; dilation 0 is 1.
+ */
+static void test_dilation_exact(void)
+{
+	static u64 s1[DIL_N], d1[DIL_N], sk[DIL_N], dk[DIL_N];
+	static const u32 ks[] = { 0, 2, 8, 7, PCM_TM_MAX_DILATION };
+	unsigned int c, j, i, bad;
+
+	for (c = 0; c < 3; c++) {
+		struct pcm_tm_params p = dilated_params(c == 1, c == 2);
+
+		dilated_run(p, 1, 2500, s1, d1);
+		for (i = 0; i < DIL_N; i++)
+			check(d1[i] > i * 2500ULL, "config %u: request %u took no time", c, i);
+		for (j = 0; j < ARRAY_SIZE(ks); j++) {
+			u64 k = ks[j] ? ks[j] : 1;
+
+			dilated_run(p, ks[j], 2500, sk, dk);
+			for (bad = 0, i = 0; i < DIL_N; i++)
+				bad += sk[i] != k * s1[i] || dk[i] != k * d1[i];
+			check(!bad, "config %u, dilation %u: %u of %u requests not exactly x%llu",
+			      c, ks[j], bad, DIL_N, k);
+		}
+	}
+}
+
+/*
+ * At K the idle device's formula is K times the stages; an arrival that
+ * is not a device nanosecond waits for the next one (never completing
+ * before it arrived); "set" cannot change the factor.
+ */
+static void test_dilation_clock(void)
+{
+	struct pcm_tm_params p = base(), q;
+	u64 rd = 700 + 1000 + 10240 + 2048, lat;
+
+	p.dilation = 8;
+	init(&p);
+	lat = one(0, false, 0, 4096, false, NULL);
+	check(lat == 8 * rd, "read at x8: %llu", lat);
+	lat = one(8000013, false, 0, 4096, false, NULL);
+	check(lat == 8 * rd + 3, "arrival 13 ns past a device ns: %llu", lat);
+	q = p;
+	q.dilation = 1;
+	q.read_ns = 2000;
+	pcm_tm_set(&tm, &q);
+	lat = one(16000000, false, 0, 4096, false, NULL);
+	check(lat == 8 * (rd + 1000), "set changes read_ns, keeps x8: %llu", lat);
+	/* a model that delays nothing but tags: done never before arrival */
+	p = (struct pcm_tm_params){ .channels = 1, .ranks = 1, .stripe_rows = 1,
+				    .tags = 4, .dilation = PCM_TM_MAX_DILATION };
+	init(&p);
+	for (lat = 0; lat < 3000; lat += 7) {
+		struct pcm_tm_result r;
+
+		one(lat, false, 0, 4096, false, &r);
+		check(r.done >= lat && r.done - lat < PCM_TM_MAX_DILATION &&
+		      r.done % PCM_TM_MAX_DILATION == 0, "arrival %llu: done %llu", lat, r.done);
+	}
+}
+
 int main(void)
 {
 	RUN(test_xfer);
@@ -737,5 +852,7 @@ int main(void)
 	RUN(test_var_stage);
 	RUN(test_ctrl_buffer);
 	RUN(test_xfer_buffer);
+	RUN(test_dilation_exact);
+	RUN(test_dilation_clock);
 	return tap_done();
 }

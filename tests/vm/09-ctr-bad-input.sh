@@ -7,7 +7,7 @@
 
 brd_load 16 || skip_all "brd not available"
 len=$(pcm_len /dev/ram0)
-max_opt=39	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
+max_opt=40	# PCM_MAX_OPT_WORDS: every parameter once plus a preset
 tried=0
 
 # dm_named NAME: a device-mapper device NAME exists (sysfs, no process).

@@ -4,7 +4,8 @@
 # instant and never earlier, "set" changing it live, one rank serializing
 # while channels overlap, tags, early completion and a read behind it, a
 # gap move holding its rank, seeded variability, data intact with the
-# model on, two CPUs racing "set", and refusals that change nothing.  Behaviour, not speed:
+# model on, two CPUs racing "set", time dilation, and refusals that change
+# nothing.  Behaviour, not speed:
 # fio's latencies are checked against lower bounds only, the rest against
 # the model's own figures in status, which do not depend on how fast this
 # machine is.
@@ -89,6 +90,29 @@ dmsetup message tm 0 set read_ns 0
 expect_eq "all timing at 0: the model is off" "$(field tm timing)" off
 expect_eq "the table line is unchanged by set" "$(dmsetup table tm | cut -d' ' -f7-)" "gap_interval:0 read_ns:20000000"
 dmsetup remove tm
+
+# --- dilation:K: every modeled time K times longer, on this host's clock ---
+# (an arrival waits for the next device ns: up to K - 1 ns more)
+wipe_meta /dev/ram0
+pcm_create td /dev/ram0 read_ns:1000000 dilation:20 gap_interval:0
+expect_eq "dilation is printed back, last" "$(dmsetup table td | cut -d' ' -f7-)" \
+	"gap_interval:0 read_ns:1000000 dilation:20"
+expect_eq "config reports it" "$(dmsetup message td 0 config | tr ' ' '\n' | grep '^dilation:')" \
+	dilation:20
+dmsetup message td 0 stats reset
+read -r min max <<<"$(clat /dev/mapper/td randread 10)"
+note "read_ns:1000000 dilation:20: fio clat min $min ns, max $max ns"
+expect "every read took at least 20 x read_ns (20 ms)" test "${min:-0}" -ge 20000000
+lat=$(field td read_lat_max_ns)
+expect "the model's read latency is 20 x read_ns on this host's clock ($lat ns)" \
+	test "${lat:-0}" -ge 20000000 -a "${lat:-0}" -lt 20000020
+expect_eq "no late completion at QD1 with 20 ms to spare" "$(field td late)" 0
+expect_fail "set dilation is refused (the model's clock is fixed at load)" \
+	dmsetup message td 0 set dilation 1
+t=$(dmsetup table td)
+dmsetup reload td --table "$t" && dmsetup resume td
+expect_eq "a reload with the printed line keeps it" "$(dmsetup table td)" "$t"
+dmsetup remove td
 
 # --- late and early writes; a read behind an early write's program ---
 wipe_meta /dev/ram0
@@ -247,11 +271,13 @@ expect_fail "set seed (read when the table loads) is refused" dmsetup message tb
 expect_fail "set ctrl_slots (sized when the table loads) is refused" \
 	dmsetup message tb 0 set ctrl_slots 2
 expect_fail "set read_retry_ppm above a million" dmsetup message tb 0 set read_retry_ppm 1000001
+expect_fail "set dilation (fixed at load) is refused" dmsetup message tb 0 set dilation 2
 expect_eq "config unchanged" "$(dmsetup message tb 0 config)" "$before"
 dmsetup remove tb
 len=$(pcm_len /dev/ram0)
 for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825 \
-	ctrl_slots:257 xfer_slots:257 write_retries:65 write_retry_ppm:1000001 seed:-1; do
+	ctrl_slots:257 xfer_slots:257 write_retries:65 write_retry_ppm:1000001 seed:-1 \
+	dilation:0 dilation:1001 dilation:1.5; do
 	expect_fail "table word $w refused" dmsetup create tx --table "0 $len pcm /dev/ram0 0 1 $w"
 done
 

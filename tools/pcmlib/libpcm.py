@@ -118,7 +118,10 @@ class Lib:
 
     def model(self, words, wl):
         """Run workload @wl (a dict of the LIBPCM_WL_* values) through the
-        model of @words: per-request latencies (ns), write flags, totals."""
+        model of @words: per-request latencies (ns), write flags, totals.
+        With dilation:K among @words the latencies and elapsed_ns are in
+        the device's time (the model's divided by K); totals['dilation']
+        is K."""
         keys = ('rows', 'read_pct', 'bs', 'depth', 'jobs', 'random', 'ios', 'seed')
         assert self.so.libpcm_nr_wl() == len(keys)
         argv = _argv(words)
@@ -130,7 +133,7 @@ class Lib:
         if self.so.libpcm_model(len(words), argv, inp, lat, wr, out, text, TEXT_MAX):
             raise PcmError(text.value.decode(errors='replace'))
         return list(lat), list(wr), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
-                                               'cache_waits'), out))
+                                               'cache_waits', 'dilation'), out))
 
     def params(self):
         """Every parameter as the module describes it ("params" message):
