@@ -39,7 +39,8 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'barriers': {'rounds', 'cpus', 'no_icount'},
         'timing': {'runtime', 'rounds', 'cpus', 'no_icount'},
         'bigdev': {'rounds', 'cpus'},
-        'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir'}}
+        'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
+                         'calibrate', 'overhead_ns'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pcm, no delays',
          'scaling': 'whether the timing model lets two CPUs work apart',
@@ -51,6 +52,7 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report'}
 USAGE = ('pcm-bench [OPTIONS] MODE [OPTIONS]\n'
          '       pcm-bench [OPTIONS] characterize SPEC [--trace] [--redraw [--run-dir DIR]]\n'
+         '                 [--dilation K] [--calibrate | --no-calibrate | --overhead-ns R[,W]]\n'
          '       pcm-bench MODE --help')
 
 
@@ -109,6 +111,21 @@ def host(args):
 
 # --- the command line ---------------------------------------------------------
 
+def dilation_k(text):
+    """argparse type of --dilation: an integer from 1 to 1000."""
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f'{text!r}: an integer from 1 to 1000')
+    return int(text)
+
+
+def overhead_pair(text):
+    """argparse type of --overhead-ns: READ[,WRITE] in ns, 0 to 10^9."""
+    parts = text.split(',')
+    if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) <= 10 ** 9 for p in parts):
+        raise argparse.ArgumentTypeError(f'{text!r}: READ[,WRITE], ns from 0 to 1000000000')
+    return {'read': int(parts[0]), 'write': int(parts[-1])}
+
+
 def add_options(p, shown=None):
     """Every option of pcm-bench on @p.  @shown: the options @p's --help
     lists (None: all of them); with @shown given, @p is a mode's parser,
@@ -124,6 +141,18 @@ def add_options(p, shown=None):
         help='characterize: only the figures and report again, from the newest run of SPEC '
         'in the output directory (or --run-dir\'s); a run without --redraw never '
         'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
+    arg('dilation', '--dilation', type=dilation_k, metavar='K',
+        help='characterize: every dm-pcm device with dilation:K (1 to 1000), fio\'s latencies '
+        'divided by K and its rates multiplied by K (dm-pcm.rst, "Time dilation"; default: '
+        'the spec\'s dilation, else 1)')
+    arg('calibrate', '--calibrate', action='store_const', const=True,
+        help='characterize: measure this host\'s completion overhead per direction at the '
+        'run\'s start (at its dilation) and set overhead_ns on every point\'s device')
+    arg('calibrate', '--no-calibrate', action='store_const', const=False,
+        help='characterize: no calibration, whatever the spec says ("uncalibrated")')
+    arg('overhead_ns', '--overhead-ns', type=overhead_pair, metavar='R[,W]',
+        help='characterize: overhead_ns for reads and writes (ns) as measured before '
+        '(pcm-bench timing); one number for both')
     arg('trace', '--trace', action='store_true',
         help='characterize: blktrace on the device and its backing device around every run '
         '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
@@ -194,6 +223,9 @@ def main(argv=None):
         return characterize.run(args, mp)
     if args.trace or args.redraw:
         mp.error(f'{args.mode} takes no SPEC nor --trace (characterize does)')
+    if args.dilation is not None or args.calibrate is not None or args.overhead_ns is not None:
+        mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
+                 '--overhead-ns (characterize does)')
     if args.guest:
         guest(args)
         return 0

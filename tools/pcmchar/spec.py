@@ -345,6 +345,43 @@ class Point:
         return r
 
 
+OVERRIDES = ('dilation', 'calibrate', 'overhead_ns')
+
+
+def override_text(text, dilation=None, calibrate=None, overhead_ns=None):
+    """The spec @text with its top-level dilation, calibrate and overhead_ns
+    set to those given (None: left as they are): the keys' own lines
+    before the first table go, and the new ones lead the file, after a
+    comment saying so (pcm-bench characterize --dilation, --calibrate,
+    --no-calibrate, --overhead-ns; the run's spec.toml is this text)."""
+    new = {'dilation': dilation, 'calibrate': calibrate, 'overhead_ns': overhead_ns}
+    new = {k: v for k, v in new.items() if v is not None}
+    if not new:
+        return text
+    drop = set(new)   # measuring and giving the overhead exclude each other
+    drop |= {'overhead_ns'} if new.get('calibrate') else set()
+    drop |= {'calibrate'} if 'overhead_ns' in new else set()
+    out, top = [], True
+    for line in text.splitlines():
+        bare = line.strip()
+        if bare.startswith('['):
+            top = False
+        if top and re.match(r'(%s)\s*=' % '|'.join(sorted(drop)), bare):
+            out.append(f'# (set on the command line) {line}')
+            continue
+        out.append(line)
+
+    def value(v):
+        if isinstance(v, bool):
+            return 'true' if v else 'false'
+        if isinstance(v, dict):
+            return '{ ' + ', '.join(f'{k} = {x}' for k, x in v.items()) + ' }'
+        return str(v)
+    head = ['# pcm-bench characterize: ' + ', '.join(f'{k} from the command line' for k in new)]
+    head += [f'{k} = {value(v)}' for k, v in new.items()]
+    return '\n'.join(head + out) + '\n'
+
+
 def loads(text, name='spec', tables=False):
     try:
         data = tomllib.loads(text)
