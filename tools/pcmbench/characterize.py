@@ -19,7 +19,17 @@ the device and on the ramdisk below around every run and summarizes it
 (btt's Q2C above against Q2C and D2C below, blkparse's remaps: where dm
 sent each piece) in the report and trace/.  --redraw draws the figures
 and writes the report again from the newest run there (--run-dir DIR:
-from that one).
+from that one).  Each paper figure gets the model's figure for the same
+point (libpcm), the errors against the paper and the model, and a
+verdict (reproduced, host-bound, model-differs-from-paper, not
+reproduced) with its reason.  --dilation K creates every dm-pcm device
+with dilation:K and puts what fio measured on the device's clock
+(latencies / K, rates x K); --calibrate measures this host's completion
+overhead per direction at the run's start (at K) and sets overhead_ns
+on each point's device, --overhead-ns READ[,WRITE] sets one measured
+before (pcm-bench timing), --no-calibrate neither (else the spec's
+dilation, calibrate and overhead_ns).  Every figure says its clock
+(icount or real time), dilation and calibration ("uncalibrated").
 """
 import os
 import shutil
