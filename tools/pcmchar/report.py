@@ -87,9 +87,12 @@ def model_figure(dev, fig, p, cache=None):
         key = (dev, rw, p.bs, p.iodepth, p.threads, p.rwmixread, p.size)
         if key not in cache:
             try:
+                if 'lib' not in cache:      # one library for the whole table
+                    cache['lib'] = libpcm.Lib()
                 cache[key] = pmodel.predict(dev, rw=rw, bs=p.bs, iodepth=p.iodepth,
                                             numjobs=p.threads, rwmixread=p.rwmixread,
-                                            size=p.size * p.threads, ios=MODEL_IOS)
+                                            size=p.size * p.threads, ios=MODEL_IOS,
+                                            lib=cache['lib'])
             except (libpcm.PcmError, OSError) as e:
                 cache[key] = None
                 cache.setdefault('errors', []).append(f'{dev} {rw}: {e}')
