@@ -388,7 +388,8 @@ def finish(spec, run_dir, **extra):
     """A run's statistics, figures and report, from what its guest wrote
     (run.json, raw/); extra (the host's wall time, icount) is added to
     run.json first.  Every figure on the device's clock (a dilated run's
-    latencies / K, rates x K), with its clock, dilation and calibration.  Returns (report path, figures, headline rows, run)."""
+    latencies / K, rates x K), with its clock, dilation and calibration.
+    Returns (report path, figures, headline rows, run)."""
     from . import figures  # matplotlib: only here
     path = os.path.join(run_dir, 'run.json')
     with open(path, encoding='utf-8') as fh:
