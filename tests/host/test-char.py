@@ -1265,6 +1265,26 @@ def test_bench_cli_dilation():
     out = ' '.join(res.stdout.split())
     check(all(f in out for f in ('--dilation K', '--calibrate', '--no-calibrate',
                                  '--overhead-ns R[,W]', 'verdict')), 'characterize --help')
+    # pcm-bench calibrate: timing's calibration alone, at --dilation K, saved
+    from pcmbench import calibrate as bcal
+    res = bench('calibrate', '--help')
+    out = ' '.join(res.stdout.split())
+    check(res.returncode == 0 and '--dilation K' in out and 'overhead_ns' in out and
+          '--overhead-ns' not in out.split('options:')[-1], f'calibrate --help: {out[:300]}')
+    a = ap.parse_args(['calibrate', '--dilation', '8', '--rounds', '2'])
+    check((a.mode, a.dilation, a.rounds) == ('calibrate', 8, 2), f'calibrate: {a}')
+    res = bench('calibrate', '--overhead-ns', '5')
+    check(res.returncode == 2 and 'calibrate takes --dilation' in res.stderr, res.stderr[-200:])
+    runs = [{'round': rnd, 'rw': rw, 'dilation': 8, 'overhead_ns': ns}
+            for rnd, rw, ns in ((0, 'randread', 9000), (0, 'randwrite', 9900),
+                                (1, 'randread', 9400), (1, 'randwrite', 9800),
+                                (2, 'randread', 9600), (2, 'randwrite', 9700))]
+    table, summary = bcal.summarize({'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'rounds': 3,
+                                     'runtime_s': 2, 'icount': True, 'runs': runs})
+    check(summary == {'overhead_ns': {'read': 9400, 'write': 9800}, 'dilation': 8,
+                      'clock': 'icount'} and
+          '--dilation 8 --overhead-ns 9400,9800' in table and 'clock icount, dilation 8' in table,
+          f'calibrate summary: {summary} {table}')
 
 
 def main():

@@ -24,11 +24,13 @@ import sys
 import time
 
 from pcmlib import vm, words as pwords
-from . import barriers, bigdev, characterize, ecc, passthrough, scaling, startgap, timing
+from . import (barriers, bigdev, calibrate, characterize, ecc, passthrough, scaling, startgap,
+               timing)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
-MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, bigdev)}
+MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, calibrate,
+                             bigdev)}
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 # the options each mode uses (the others are accepted, as they always
 # were, and left out of its --help)
@@ -38,6 +40,7 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'startgap': {'runtime', 'rounds', 'cpus', 'no_icount'},
         'barriers': {'rounds', 'cpus', 'no_icount'},
         'timing': {'runtime', 'rounds', 'cpus', 'no_icount'},
+        'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
                          'calibrate', 'overhead_ns'}}
@@ -48,6 +51,7 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'startgap': 'random write IOPS and latency against the gap interval, no model',
          'barriers': 'what gap moves cost the backing device: bios, flushes, FUA',
          'timing': 'how close completions come to the model; calibration; presets at QD1',
+         'calibrate': 'this host\'s completion overhead per direction (overhead_ns), saved',
          'bigdev': 'dm-pcm over a 1 TiB NVMe namespace: create time, memory, move_gap',
          'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report'}
 USAGE = ('pcm-bench [OPTIONS] MODE [OPTIONS]\n'
@@ -79,8 +83,9 @@ def host(args):
         os.unlink(tmp)
     inner = [ENTRY, '--guest', '--out', tmp,
              '--runtime', str(args.runtime), '--rounds', str(args.rounds),
-             '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words,
-             args.mode]
+             '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words]
+    inner += ['--dilation', str(args.dilation)] if args.dilation else []
+    inner.append(args.mode)
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
     icount = args.mode != 'bigdev' and not args.no_icount
     if args.mode == 'bigdev':
@@ -100,6 +105,7 @@ def host(args):
     res['summary'] = summary
     variant = f'-{args.cpus}cpu' if args.cpus > 1 else ''
     variant += '-no-icount' if args.no_icount else ''
+    variant += f'-dilation{args.dilation}' if args.dilation and args.dilation != 1 else ''
     final = os.path.join(outdir, f"{args.mode}{variant}-{res['kernel']}.json")
     with open(final, 'w') as fh:
         json.dump(res, fh, indent=1)
@@ -144,7 +150,7 @@ def add_options(p, shown=None):
     arg('dilation', '--dilation', type=dilation_k, metavar='K',
         help='characterize: every dm-pcm device with dilation:K (1 to 1000), fio\'s latencies '
         'divided by K and its rates multiplied by K (dm-pcm.rst, "Time dilation"; default: '
-        'the spec\'s dilation, else 1)')
+        'the spec\'s dilation, else 1); calibrate: measure at dilation K')
     arg('calibrate', '--calibrate', action='store_const', const=True,
         help='characterize: measure this host\'s completion overhead per direction at the '
         'run\'s start (at its dilation) and set overhead_ns on every point\'s device')
@@ -223,9 +229,10 @@ def main(argv=None):
         return characterize.run(args, mp)
     if args.trace or args.redraw:
         mp.error(f'{args.mode} takes no SPEC nor --trace (characterize does)')
-    if args.dilation is not None or args.calibrate is not None or args.overhead_ns is not None:
+    if (args.dilation is not None and args.mode != 'calibrate') or \
+            args.calibrate is not None or args.overhead_ns is not None:
         mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
-                 '--overhead-ns (characterize does)')
+                 '--overhead-ns (characterize does; calibrate takes --dilation)')
     if args.guest:
         guest(args)
         return 0
