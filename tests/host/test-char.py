@@ -28,6 +28,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
 from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402
+from pcmchar import guest as cguest, verdict  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import check, run_case  # noqa: E402
@@ -480,10 +481,10 @@ def test_report():
     got = {r[0].key: r for r in rows}
     check(set(got) == {'pss.read4k.lat', 'pss.write4k.iops', 'pss.write4k.lat',
                        'pss.write4k.p999', 'pss.write4k.max'}, f'headline {sorted(got)}')
-    check(report.verdict(got['pss.write4k.lat'][0], got['pss.write4k.lat'][3]) == '+8.2 %',
+    check(report.error_text(got['pss.write4k.lat'][0], got['pss.write4k.lat'][3]) == '+8.2 %',
           'error against the paper')
-    check(report.verdict(got['pss.write4k.p999'][0], 300.0) == 'over by 25 %' and
-          report.verdict(got['pss.write4k.max'][0], 900.0) == 'within', 'bounds')
+    check(report.error_text(got['pss.write4k.p999'][0], 300.0) == 'over by 25 %' and
+          report.error_text(got['pss.write4k.max'][0], 900.0) == 'within', 'bounds')
     check(got['pss.read4k.lat'][2].iodepth == 1 and got['pss.read4k.lat'][5] == 35.0,
           'point QD1, dm-linear beside')
     txt = report.headline_text(rows)
@@ -807,13 +808,494 @@ def test_papers_table():
           papers.BY_KEY['pss.write4k.p999'].value == 240, 'values')
 
 
+# --- the verdict, dilation, calibration (issue 33) ---------------------------------
+
+# judge()'s fixtures: (what, judge's keyword arguments, verdict, against,
+# words its reason must hold)
+JUDGE_CASES = [
+    ('a latency within 2 % of the paper',
+     dict(metric='clat_mean_us', paper=38, measured=38.6), 'reproduced', 'paper', 'within 2 %'),
+    ('a latency 2.6 % off, nothing else known',
+     dict(metric='clat_mean_us', paper=38, measured=39), 'not reproduced', None, '+2.6 %'),
+    ('a rate within 5 % of the paper',
+     dict(metric='iops', paper=191000, measured=182000), 'reproduced', 'paper', 'within 5 %'),
+    ('a rate 5.8 % off',
+     dict(metric='iops', paper=191000, measured=180000), 'not reproduced', None, '-5.8 %'),
+    ('a bandwidth is a rate',
+     dict(metric='mbps', paper=1100, measured=1150), 'reproduced', 'paper', 'within 5 %'),
+    ('a bound met',
+     dict(metric='clat_p999_us', kind='at_most', paper=240, measured=232), 'reproduced',
+     'paper', 'at most the bound'),
+    ('a bound over by more than 2 %',
+     dict(metric='clat_p999_us', kind='at_most', paper=240, measured=250), 'not reproduced',
+     None, 'over the bound by 4.2 %'),
+    ('off the paper, within 2 % of a model the .rst says differs',
+     dict(metric='clat_mean_us', paper=12.05, measured=12.5, model=12.42,
+          differs=papers.AT_512), 'reproduced', 'model', '256 B'),
+    ('within 2 % of the model, but the model does not differ: not reproduced',
+     dict(metric='clat_mean_us', paper=35, measured=36.5, model=36.4), 'not reproduced', None,
+     '+4.3 % from the paper'),
+    ('off both paper and model where the model differs: not reproduced, against the model',
+     dict(metric='clat_mean_us', paper=61, measured=70, model=62.9,
+          differs=papers.BY_KEY['pss.write4k.lat'].differs), 'not reproduced', None,
+     "+11.3 % from the model"),
+    ('2 % of the timed completions late: host-bound',
+     dict(metric='clat_mean_us', paper=38, measured=47.4, late=20, timed=1000), 'host-bound',
+     None, '20 of 1000 completions late (2.0 %'),
+    ('1 % late is not over 1 %',
+     dict(metric='clat_mean_us', paper=38, measured=47.4, late=10, timed=1000),
+     'not reproduced', None, '+24.7 %'),
+    ('dm-linear within 20 % of the measurement: host-bound',
+     dict(metric='iops', paper=191000, measured=77000, linear=85000), 'host-bound', None,
+     'dm-linear 8.5e+04 on the same point, +10.4 %'),
+    ('dm-linear far faster: no evidence',
+     dict(metric='iops', paper=191000, measured=77000, linear=300000), 'not reproduced', None,
+     '-59.7 %'),
+    ('a figure the model does not reach: model-differs-from-paper',
+     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
+          differs=papers.BY_KEY['pss.write4k.max'].differs, reached=False),
+     'model-differs-from-paper', None, 'not reproduced: the paper saw 2 ms once'),
+    ('... and where the host is the bound, host-bound first',
+     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
+          differs='x', reached=False, late=50, timed=100), 'host-bound', None, '50 of 100'),
+    ('... its model matched: reproduced against the model',
+     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=385, model=381.5,
+          differs='the reason', reached=False), 'reproduced', 'model', 'the reason'),
+    ('reproduced beats the evidence, which is kept',
+     dict(metric='clat_mean_us', paper=38, measured=38.2, late=500, timed=1000), 'reproduced',
+     'paper', 'within 2 %'),
+    ('not measured',
+     dict(metric='iops', paper=1, measured=None), 'not reproduced', None, 'not measured'),
+]
+
+
+def test_verdict():
+    """verdict.judge(): each verdict from small fixtures, its reason, and
+    the errors against the paper and the model."""
+    for what, kw, want, against, words in JUDGE_CASES:
+        v = verdict.judge(**kw)
+        check(v['verdict'] == want and v['against'] == against and words in v['reason'],
+              f'{what}: {v["verdict"]} ({v["against"]}): {v["reason"]}')
+        check(v['verdict'] in verdict.VERDICTS and v['reason'], f'{what}: a verdict, a reason')
+    v = verdict.judge('clat_mean_us', 38, 38.2, late=500, timed=1000)
+    check(len(v['evidence']) == 1 and '50.0 %' in v['evidence'][0], f'evidence kept: {v}')
+    v = verdict.judge('clat_mean_us', 12.05, 12.5, model=12.42, differs='r')
+    check(abs(v['error_paper_pct'] - (12.5 - 12.05) / 12.05 * 100) < 1e-9 and
+          abs(v['error_model_pct'] - (12.5 - 12.42) / 12.42 * 100) < 1e-9 and
+          v['tolerance_pct'] == 2, f'errors: {v}')
+    v = verdict.judge('clat_p999_us', 240, 250, kind='at_most', model=232)
+    check(v['error_paper_pct'] is None and v['error_model_pct'] is not None, 'a bound: no '
+          'error against the paper, one against the model')
+    check(verdict.tolerance('iops') == verdict.tolerance('mbps') == 0.05 and
+          all(verdict.tolerance(m) == 0.02 for m in results.METRICS if m.startswith('clat')),
+          'a rate 5 %, a latency 2 %')
+
+
+RST = os.path.join(TOP, 'Documentation', 'admin-guide', 'device-mapper', 'dm-pcm.rst')
+
+
+def rst_preset_rows():
+    """dm-pcm.rst's "Presets" tables: [(preset, paper cell, error cell)]."""
+    with open(RST, encoding='utf-8') as fh:
+        text = fh.read()
+    sec = text[text.index('\nPresets\n'):]
+    sec = sec[:sec.index('\nStart-gap\n')]
+    rows, preset, lines = [], None, sec.splitlines()
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and set(lines[i + 1]) == {'-'} and len(lines[i + 1]) == len(line):
+            preset = line.strip()
+        cells = [c for c in line.split('  ') if c.strip()]
+        if (len(cells) == 4 and not line.startswith(('=', ' ')) and
+                cells[0].strip() != 'figure'):
+            rows.append((preset, cells[1].strip(), cells[3].strip()))
+    return rows
+
+
+def rst_value(cell):
+    """A paper cell of the .rst as (value, unit): 191K IOPS, 1.1 GB/s, 2 ms, ~1, 19x, 64."""
+    c = cell.replace('~', '').replace('+', '')
+    unit = None
+    for suffix, u, f in ((' GB/s', 'MB/s', 1000), (' MB/s', 'MB/s', 1), (' ms', 'us', 1000),
+                         (' us', 'us', 1), ('K IOPS', 'IOPS', 1000), (' %', '%', 1),
+                         ('x', 'x', 1)):
+        if c.endswith(suffix):
+            return float(c[:-len(suffix)]) * f, u
+    if cell.startswith('~'):
+        unit = 'x'
+    return float(c), unit
+
+
+def test_papers_rst():
+    """papers.py's differs/reached against dm-pcm.rst's Presets tables:
+    a row the .rst marks 'bound' is not reached by the model; a row whose
+    model is off the paper by more than the verdict's tolerance has the
+    .rst's reason (differs); the others have none."""
+    rows = rst_preset_rows()
+    check(len(rows) >= 25, f'{len(rows)} rows in the .rst\'s preset tables')
+    used = set()
+    for preset, paper, err in rows:
+        val, unit = rst_value(paper)
+        cands = [f for f in papers.FIGURES if f.preset == preset and f.key not in used and
+                 abs(f.value - val) <= 1e-6 * max(1, val) and (unit is None or f.unit == unit)]
+        if not cands:
+            check(False, f'{preset}: the .rst\'s row "{paper}" has no figure in papers.py')
+            continue
+        f = cands[0]
+        used.add(f.key)
+        if f.kind == 'note':
+            continue
+        if err == 'bound':
+            check(not f.reached and f.differs and 'not reproduced' in f.differs,
+                  f'{f.key}: the .rst says bound: not reached, with its reason')
+            continue
+        off = 0.0 if err.startswith('<') else abs(float(err.rstrip(' %')))
+        beyond = off > verdict.tolerance(f.metric) * 100 and f.kind != 'at_most'
+        check(bool(f.differs) == beyond and f.reached,
+              f'{f.key}: the .rst\'s model is {err} off: {"a reason" if beyond else "no reason"}'
+              f' in papers.py ({f.differs!r})')
+        if f.differs:
+            check(f.differs.startswith(f'dm-pcm.rst, Presets, {preset}:'),
+                  f'{f.key}: the reason cites the .rst\'s section')
+    with open(RST, encoding='utf-8') as fh:
+        rst = ' '.join(fh.read().split())
+    for f in papers.FIGURES:
+        if f.differs and f.differs is papers.AT_512:
+            check('Linux sends nothing smaller than 512 B, so the 256 B figures are compared at '
+                  '512 B' in rst, f'{f.key}: the .rst says so')
+    check(not papers.BY_KEY['reram.read256.qd16.mbps'].reached, 'the .rst\'s "Not '
+          'reproduced" 100 MB/s: not reached')
+
+
+def test_dilate():
+    """results.dilate(): latencies / K, rates x K, the histogram too; K = 1
+    changes nothing; rescale() between clocks."""
+    st = results.summarize([fake_rep(read={'iops': 1000.0, 'mbps': 4.0, 'clat_mean_us': 304.0,
+                                           'bins': {304000: 3, 320000: 1}}),
+                            fake_rep(read={'iops': 3000.0, 'mbps': 12.0, 'clat_mean_us': 312.0,
+                                           'bins': {304000: 4}})])
+    d = results.dilate(st, 8)
+    check(d['dilation'] == 8 and st.get('dilation') is None, 'a new dict, with its K')
+    check(d['read']['iops']['mean'] == 16000 and d['read']['mbps']['mean'] == 64 and
+          d['read']['clat_mean_us']['mean'] == 38.5 and d['read']['clat_mean_us']['min'] == 38
+          and abs(d['read']['iops']['stdev'] - 8 * st['read']['iops']['stdev']) < 1e-9 and
+          abs(d['read']['clat_mean_us']['stdev'] - st['read']['clat_mean_us']['stdev'] / 8)
+          < 1e-9 and d['read']['iops']['n'] == 2, f'figures: {d["read"]["iops"]}')
+    check(d['read']['bins'] == {38000.0: 7, 40000.0: 1} and
+          results.percentile_us(d['read']['bins'], 50) == 38, f'bins {d["read"]["bins"]}')
+    check(d['write'] is None and d['cpu_pct'] == st['cpu_pct'], 'the rest as it was')
+    one = results.dilate(st, 1)
+    check(one['read'] == st['read'], 'K = 1: the same figures')
+    check(results.rescale(80.0, 'clat_mean_us', 1, 8) == 10 and
+          results.rescale(1000.0, 'iops', 1, 8) == 8000 and
+          results.rescale(None, 'iops', 1, 8) is None, 'rescale')
+    view = results.device_view({'held': 990, 'late': 10, 'late_max_ns': 80000,
+                                'read_lat_mean_ns': 304000, 'write_lat_mean_ns': 0,
+                                'lateness': [[0, 128, 5]]}, 8)
+    check(view['timed'] == 1000 and view['late_max_us'] == 10 and
+          view['read_lat_mean_us'] == 38 and view['lateness'] == [[0, 128, 5]],
+          f'the device\'s view on its clock: {view}')
+    check(results.device_view(None, 8) is None, 'none recorded')
+
+
+def status_line(**kw):
+    """A "dmsetup status" reply of a one-domain pcm device: zeros but @kw."""
+    from pcmlib import status as pst
+    vals = {k: 0 for k in pst.FIELDS}
+    vals.update(metadata='ok', domains=1, start=0, gap=5, timing='on', **kw)
+    return '0 8 pcm ' + ' '.join(f'{k}:{vals[k]}' for k in pst.FIELDS)
+
+
+def test_guest_recording():
+    """The guest's part, on the host with its commands faked: dilation:K
+    among the words it creates a device with, the overhead_ns of a
+    point's direction, the status and lateness it keeps per point."""
+    s = spec.loads('dilation = 8\n[axes]\ndevice = ["preset:onyx", "preset:pss dilation:4"]\n'
+                   'rw = ["randread", "randwrite", "randrw"]\nrwmixread = 75\n')
+    check(s.dilation == 8 and s.table_words('preset:onyx') == 'preset:onyx dilation:8' and
+          s.table_words('preset:pss dilation:4') == 'preset:pss dilation:4' and
+          s.dilation_of('preset:onyx') == 8 and s.dilation_of('preset:pss dilation:4') == 4 and
+          s.dilation_of('linear') == 1, 'the spec\'s K, or the device\'s own')
+    check(spec.loads(TINY).table_words('preset:pss') == 'preset:pss', 'K = 1 adds no word')
+    g = cguest.Guest(s, WORK, log=lambda m: None)
+    g.backing = '/dev/ram0'
+    ran = []
+
+    def fake_sh(cmd, record=True):
+        ran.append(cmd)
+        if record:
+            g.commands.append(cmd)
+        return 'REPLY'
+    g.sh = fake_sh
+    info = g.create('preset:onyx')
+    check(any(c == 'tools/pcmctl create char-dut /dev/ram0 preset:onyx dilation:8 format'
+              for c in ran) and info['dilation'] == 8, f'created with dilation:8: {ran}')
+    oh = {'read': 9000, 'write': 11000}
+    rd, wr, mix = s.points[0], s.points[1], s.points[2]
+    check(cguest.point_overhead(rd, oh) == 9000 and cguest.point_overhead(wr, oh) == 11000 and
+          cguest.point_overhead(mix, oh) == 9500 and cguest.point_overhead(rd, None) is None,
+          'overhead_ns by direction, a mix by its read share')
+    hist = cguest.parse_lateness('0-128:40 128-256:2 4096-8192:1 completions:43')
+    check(hist == [[0, 128, 40], [128, 256, 2], [4096, 8192, 1]], f'lateness {hist}')
+    st = cguest.device_status(status_line(held=990, late=10, late_max_ns=7000, reads=1000,
+                                          read_lat_mean_ns=304000), '0-128:990 completions:990')
+    check(st['held'] == 990 and st['late'] == 10 and st['late_max_ns'] == 7000 and
+          st['read_lat_mean_ns'] == 304000 and st['lateness'] == [[0, 128, 990]] and
+          set(st) == set(cguest.STATUS_KEEP) | {'lateness'}, f'status kept: {st}')
+    # the calibration: given in the spec, or none
+    g.calibrate()
+    check(g.overhead is None and g.calibration is None, 'uncalibrated')
+    g2 = cguest.Guest(spec.loads('overhead_ns = { read = 9400, write = 9800 }\n' + TINY), WORK)
+    g2.calibrate()
+    check(g2.overhead == {'read': 9400, 'write': 9800} and g2.calibration['how'] == 'given',
+          f'given: {g2.calibration}')
+
+
+def test_calibrate_function():
+    """pcm-bench timing's calibration, callable from characterize: the
+    device it makes (at the run's dilation), the overhead per direction
+    (fio's median clat minus the hold, x K), the device removed after."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    import types
+    from pcmbench import timing
+    check(timing.calibration_words() == 'preset:none gap_interval:0 read_ns:500000 '
+          'write_ns:500000' and timing.calibration_words(8).endswith(' dilation:8'), 'words')
+    check(timing.overhead_of(509400) == 9400 and timing.overhead_of(4009800, 8) == 9800 and
+          timing.overhead_of(3990000, 8) == 0, 'overhead_of')
+    made, ran = [], []
+    saved = {k: getattr(timing, k) for k in ('pcm_create', 'sh', 'measure', 'status',
+                                             'lateness')}
+    clat = {'randread': 4009400, 'randwrite': 4010200}
+
+    def fake_measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None):
+        runs.append(dict(extra or {}, device=name, rw=rw, clat_median_ns=clat[rw],
+                         size_mib=size_mib))
+    try:
+        timing.pcm_create = lambda name, words, backing='/dev/ram0': made.append(
+            (name, words, backing))
+        timing.sh = lambda cmd, **kw: ran.append(cmd) or ''
+        timing.measure = fake_measure
+        timing.status = lambda dev: {'late': 0}
+        timing.lateness = lambda name: []
+        runs = []
+        got = timing.calibrate(types.SimpleNamespace(runtime=1.0, cpus=1), runs, dilation=8,
+                               backing='/dev/nullb0', size_mib=63)
+    finally:
+        for k, v in saved.items():
+            setattr(timing, k, v)
+    check(got == {'randread': 9400, 'randwrite': 10200}, f'overhead {got}')
+    check(made == [('bench-tm', timing.calibration_words(8) + ' format', '/dev/nullb0')],
+          f'device {made}')
+    check(ran[-1] == 'dmsetup remove bench-tm' and 'set overhead_ns 0' in ran[0],
+          f'commands {ran}')
+    check(len(runs) == 2 and all(r['set_us'] == 500 and r['dilation'] == 8 and
+                                 r['size_mib'] == 63 for r in runs), f'runs {runs}')
+
+
+DIL_SPEC = ('dilation = 8\nrepetitions = 3\n[axes]\ndevice = "preset:pss"\nsize = "16m"\n'
+            '[[sweep]]\nrw = "randread"\n[[sweep]]\nrw = "randrw"\nrwmixread = 70\n'
+            'iodepth = 4\n')
+
+
+def test_finish_dilated():
+    """report.finish on a dilated, calibrated run with the device's
+    status: every figure on the device's clock (the fixtures' latencies /
+    8, rates x 8), the model's figure, a verdict with its reason, and the
+    clock, dilation and calibration in run.json's record, the report, the
+    paper table, points.csv and the figures' CSVs."""
+    d = os.path.join(WORK, 'run-dil')
+    os.makedirs(os.path.join(d, 'raw'))
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(DIL_SPEC)
+    s = spec.loads(DIL_SPEC)
+    raw = results.summarize(results.repetitions(fixture('randread-qd1.json')))
+    runs = []
+    for i, (pid, dev, fx) in enumerate((('p001', 'preset:pss', 'randread-qd1'),
+                                        ('p002', 'preset:pss', 'randrw-qd4'),
+                                        ('p001', 'dm-linear', 'randread-qd1'))):
+        shutil.copyfile(os.path.join(FIXTURES, fx + '.json'), os.path.join(d, 'raw', f'{i}.json'))
+        r = {'point': pid, 'device': dev, 'file': f'{i}.json', 's': 1.0}
+        if dev != 'dm-linear':
+            r.update(dilation=8, overhead_ns=9400 if pid == 'p001' else 9520,
+                     status={'reads': 1000, 'writes': 0, 'held': 950, 'late': 50,
+                             'late_max_ns': 80000, 'read_lat_mean_ns': 280000,
+                             'write_lat_mean_ns': 0, 'lateness': [[0, 128, 950]]})
+        runs.append(r)
+    run = {'date': 'D', 'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'wall_s': 5.0,
+           'fio_s': 4.0, 'commands': [], 'runs': runs, 'dilation': 8,
+           'calibration': {'how': 'measured', 'overhead_ns': {'read': 9400, 'write': 9800}},
+           'devices': {'preset:pss': {'table': 'T', 'config': 'C', 'dilation': 8},
+                       'dm-linear': {'table': 'L'}}}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    path, figs, rows, got = report.finish(s, d, icount=True)
+    check(len(rows) == 1 and rows[0].k == 8, f'one row at K = 8: {rows}')
+    r = rows[0]
+    want = raw['read']['clat_mean_us']['mean'] / 8
+    check(abs(r.got - want) < 1e-9 and abs(r.base - want) < 1e-9,
+          f'measured and dm-linear / 8: {r.got} {r.base} {want}')
+    check(r.model is not None and abs(r.model - 34.96) < 0.2,
+          f'the model\'s figure for the point (libpcm): {r.model}')
+    check(r.verdict['verdict'] in verdict.VERDICTS and r.verdict['evidence'] and
+          '50 of 1000 completions late' in r.verdict['evidence'][0],
+          f'a verdict, the late completions as evidence: {r.verdict}')
+    with open(path) as fh:
+        md = fh.read()
+    cond = ("clock: icount; dilation: 8 (latencies / K, rates x K: the device's clock); "
+            "calibration: overhead_ns read 9400, write 9800 (measured at the run's start)")
+    check(cond in md, 'the report\'s header: clock, dilation, calibration')
+    table = md[md.index('## Paper vs dm-pcm'):md.index('## Figures')]
+    check('| error vs paper | error vs model | verdict | why |' in table and
+          f'**{report.verdict_text(r.verdict)}**' in table and
+          'icount, K=8, overhead_ns 9400 ns here;' in table, 'the table: verdict, why, '
+          'clock, K and calibration per row')
+    pts = md[md.index('## Points'):md.index('## blktrace')]
+    check('| 8 | 950 / 50, 10 | 35 |' in pts, 'points: K, held / late, late max (us, / 8), '
+          'modeled mean (us, / 8)')
+    with open(os.path.join(d, 'paper-table.json')) as fh:
+        js = json.load(fh)
+    j = js['rows'][0]
+    check(js['fields'] == list(report.PAPER_FIELDS) and
+          all(k in j for k in ('paper', 'model', 'measured', 'error_pct', 'error_model_pct',
+                               'verdict', 'reason', 'clock', 'dilation', 'calibration')),
+          f'paper-table.json: every column: {sorted(j)}')
+    check(j['verdict'] == r.verdict['verdict'] and j['dilation'] == 8 and
+          j['clock'] == 'icount' and j['calibration'].startswith('overhead_ns read 9400') and
+          j['overhead_ns'] == 9400 and j['late'] == 50 and j['timed'] == 1000 and
+          abs(j['model'] - r.model) < 1e-9 and
+          abs(j['error_model_pct'] - (r.got - r.model) / r.model * 100) < 1e-9,
+          f'paper-table.json: {j}')
+    with open(os.path.join(d, 'paper-table.csv'), newline='') as fh:
+        tab = list(csv.DictReader(fh))
+    check(list(tab[0]) == list(report.PAPER_FIELDS) and tab[0]['verdict'] == j['verdict'] and
+          tab[0]['dilation'] == '8', 'paper-table.csv: the same columns')
+    with open(os.path.join(d, 'points.csv'), newline='') as fh:
+        pc = list(csv.DictReader(fh))
+    first = pc[0]
+    check(first['dilation'] == '8' and first['clock'] == 'icount' and
+          first['overhead_ns'] == '9400' and first['held'] == '950' and
+          first['late'] == '50' and 'overhead_ns read 9400' in first['calibration'] and
+          abs(float(first['clat_mean_us']) - want) / want < 1e-5 and
+          pc[-1]['on'] == 'dm-linear' and pc[-1]['held'] == '', f'points.csv: {first}')
+    check(abs(float(first['iops']) - raw['read']['iops']['mean'] * 8) /
+          (raw['read']['iops']['mean'] * 8) < 1e-5, 'points.csv: IOPS x 8')
+    txt = report.headline_text(rows, got)
+    check(txt.splitlines()[0].startswith('clock: icount; dilation: 8') and
+          txt.splitlines()[2].startswith('pss: 4 KB random read, QD1, latency ') and
+          r.verdict['verdict'] in txt, f'the console\'s table: {txt}')
+    # a figure drawn from dilated points carries them too
+    _, res = synthetic('[axes]\ndevice = ["preset:pss"]\nrw = "randwrite"\n',
+                       lambda p, dev: (None, {'clat_mean_us': 500.0,
+                                              'bins': {480000: 9, 520000: 1}}))
+    res = [(p, dev, results.dilate(st, 8)) for p, dev, st in res]
+    made = figures.draw_all(res, os.path.join(d, 'figs8'), conditions={
+        'clock': 'icount', 'dilation': 8, 'calibration': 'uncalibrated'})
+    with open(made['pss-cdf'][1], newline='') as fh:
+        rows_csv = list(csv.DictReader(fh))
+    check(rows_csv and all(r['clock'] == 'icount' and r['dilation'] == '8' and
+                           r['calibration'] == 'uncalibrated' for r in rows_csv) and
+          float(rows_csv[0]['latency_us']) == 60, f'the figure\'s CSV, / 8: {rows_csv[:2]}')
+
+
+def test_spec_dilation():
+    """The spec's dilation, calibrate and overhead_ns: defaults, errors,
+    the command line's override, libpcm's check of the words as created."""
+    s = spec.loads(TINY)
+    check(s.dilation == 1 and s.calibrate is False and s.overhead_ns is None, 'defaults')
+    s = spec.loads('dilation = 8\ncalibrate = true\n' + TINY)
+    check(s.dilation == 8 and s.calibrate is True, 'set')
+    s = spec.loads('overhead_ns = { read = 9400 }\n' + TINY)
+    check(s.overhead_ns == {'read': 9400, 'write': 0}, f'a side left out is 0: {s.overhead_ns}')
+    bad = {'dilation = 0\n': 'dilation: 0', 'dilation = 1001\n': 'dilation: 1001',
+           'dilation = 1.5\n': 'dilation: 1.5', 'calibrate = 1\n': 'calibrate: 1',
+           'overhead_ns = 5\n': 'overhead_ns: 5',
+           'overhead_ns = { reads = 5 }\n': "overhead_ns.reads: unknown key",
+           'overhead_ns = { read = -1 }\n': 'overhead_ns.read: -1',
+           'calibrate = true\noverhead_ns = { read = 1 }\n': 'calibrate: true with overhead_ns'}
+    for text, msg in bad.items():
+        try:
+            spec.loads(text + TINY)
+            check(False, f'{text!r} accepted')
+        except spec.SpecError as e:
+            check(str(e).startswith(msg), f'{text!r}: {e}')
+    # the command line's values lead the spec.toml the guest runs
+    t = spec.override_text('dilation = 2\ncalibrate = true\n' + TINY, dilation=8,
+                           overhead_ns={'read': 9400, 'write': 9800})
+    s = spec.loads(t)
+    check(s.dilation == 8 and s.calibrate is False and s.overhead_ns == {'read': 9400,
+                                                                         'write': 9800} and
+          len(s.points) == 8 and '# (set on the command line) dilation = 2' in t,
+          f'override: {t[:300]}')
+    check(spec.override_text(TINY) == TINY, 'nothing to override: the same text')
+    s = spec.loads(spec.override_text(TINY, dilation=4, calibrate=True))
+    check(s.dilation == 4 and s.calibrate is True, '--dilation 4 --calibrate')
+    # libpcm checks the words with dilation:K among them
+    s = spec.loads('dilation = 8\n' + TINY, tables=True)
+    check(s.table_words('preset:pss') == 'preset:pss dilation:8', 'libpcm takes dilation:8')
+    try:
+        spec.loads('[axes]\ndevice = "preset:pss dilation:1001"\n', tables=True)
+        check(False, 'dilation:1001 accepted')
+    except spec.SpecError as e:
+        check('the module refuses it' in str(e) and 'dilation' in str(e), str(e))
+
+
+def test_bench_cli_dilation():
+    """pcm-bench characterize's --dilation, --calibrate, --no-calibrate,
+    --overhead-ns: parsed, refused when bad (before any VM), and refused
+    by the other modes."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import main as bmain
+    ap, _ = bmain.build_parser()
+    a = ap.parse_args(['characterize', 'x.toml', '--dilation', '8', '--overhead-ns', '9400,9800'])
+    check((a.dilation, a.overhead_ns, a.calibrate) == (8, {'read': 9400, 'write': 9800}, None),
+          f'{a}')
+    a = ap.parse_args(['--dilation', '4', '--calibrate', 'characterize', 'x.toml'])
+    b = ap.parse_args(['characterize', 'x.toml', '--no-calibrate'])
+    check((a.dilation, a.calibrate, b.calibrate, b.dilation) == (4, True, False, None),
+          'before or after the mode')
+    check(ap.parse_args(['characterize', 'x', '--overhead-ns', '7']).overhead_ns ==
+          {'read': 7, 'write': 7}, 'one number for both')
+    for argv, msg in ((['characterize', 'x.toml', '--dilation', '0'], "'0': an integer from 1"),
+                      (['characterize', 'x.toml', '--dilation', '1001'], 'from 1 to 1000'),
+                      (['characterize', 'x.toml', '--overhead-ns', '1,2,3'], 'READ[,WRITE]'),
+                      (['timing', '--dilation', '8'], 'timing takes no --dilation'),
+                      (['passthrough', '--calibrate'], 'passthrough takes no --dilation')):
+        res = bench(*argv)
+        check(res.returncode == 2 and msg in res.stderr, f'{argv}: {res.stderr[-300:]!r}')
+    res = bench('characterize', '--help')
+    out = ' '.join(res.stdout.split())
+    check(all(f in out for f in ('--dilation K', '--calibrate', '--no-calibrate',
+                                 '--overhead-ns R[,W]', 'verdict')), 'characterize --help')
+    # pcm-bench calibrate: timing's calibration alone, at --dilation K, saved
+    from pcmbench import calibrate as bcal
+    res = bench('calibrate', '--help')
+    out = ' '.join(res.stdout.split())
+    check(res.returncode == 0 and '--dilation K' in out and 'overhead_ns' in out and
+          '--overhead-ns' not in out.split('options:')[-1], f'calibrate --help: {out[:300]}')
+    a = ap.parse_args(['calibrate', '--dilation', '8', '--rounds', '2'])
+    check((a.mode, a.dilation, a.rounds) == ('calibrate', 8, 2), f'calibrate: {a}')
+    res = bench('calibrate', '--overhead-ns', '5')
+    check(res.returncode == 2 and 'calibrate takes --dilation' in res.stderr, res.stderr[-200:])
+    runs = [{'round': rnd, 'rw': rw, 'dilation': 8, 'overhead_ns': ns}
+            for rnd, rw, ns in ((0, 'randread', 9000), (0, 'randwrite', 9900),
+                                (1, 'randread', 9400), (1, 'randwrite', 9800),
+                                (2, 'randread', 9600), (2, 'randwrite', 9700))]
+    table, summary = bcal.summarize({'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'rounds': 3,
+                                     'runtime_s': 2, 'icount': True, 'runs': runs})
+    check(summary == {'overhead_ns': {'read': 9400, 'write': 9800}, 'dilation': 8,
+                      'clock': 'icount'} and
+          '--dilation 8 --overhead-ns 9400,9800' in table and 'clock icount, dilation 8' in table,
+          f'calibrate summary: {summary} {table}')
+
+
 def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
         test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
         test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
         test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
-        test_papers_table)
+        test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
+        test_calibrate_function, test_finish_dilated, test_spec_dilation,
+        test_bench_cli_dilation)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

@@ -19,7 +19,17 @@ the device and on the ramdisk below around every run and summarizes it
 (btt's Q2C above against Q2C and D2C below, blkparse's remaps: where dm
 sent each piece) in the report and trace/.  --redraw draws the figures
 and writes the report again from the newest run there (--run-dir DIR:
-from that one).
+from that one).  Each paper figure gets the model's figure for the same
+point (libpcm), the errors against the paper and the model, and a
+verdict (reproduced, host-bound, model-differs-from-paper, not
+reproduced) with its reason.  --dilation K creates every dm-pcm device
+with dilation:K and puts what fio measured on the device's clock
+(latencies / K, rates x K); --calibrate measures this host's completion
+overhead per direction at the run's start (at K) and sets overhead_ns
+on each point's device, --overhead-ns READ[,WRITE] sets one measured
+before (pcm-bench timing), --no-calibrate neither (else the spec's
+dilation, calibrate and overhead_ns).  Every figure says its clock
+(icount or real time), dilation and calibration ("uncalibrated").
 """
 import os
 import shutil
@@ -42,7 +52,7 @@ def char_run_base(args, spec):
     return os.path.join(os.path.abspath(args.outdir), 'char', f'{spec.name}-{kernel}')
 
 
-def host_characterize(args, spec):
+def host_characterize(args, spec, spec_text):
     """The guest runs the points; here the statistics, figures and report
     (--redraw: only these, from the newest run there, or --run-dir's).
     A new run never touches an earlier one: it gets a directory of its own."""
@@ -65,15 +75,19 @@ def host_characterize(args, spec):
     extra, rc = {}, 0
     if not args.redraw:
         spec_copy = os.path.join(run_dir, 'spec.toml')
-        shutil.copyfile(args.spec, spec_copy)
+        with open(spec_copy, 'w', encoding='utf-8') as fh:
+            fh.write(spec_text)   # with the command line's dilation and calibration
         icount = not args.no_icount
         vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
         vm_opts += ['--icount'] if icount else []
         inner = [ENTRY, '--guest', '--run-dir', run_dir, 'characterize',
                  spec_copy] + (['--trace'] if args.trace else [])
+        cal = ('calibrated at the start' if spec.calibrate else
+               f'overhead_ns read {spec.overhead_ns["read"]}, write {spec.overhead_ns["write"]}'
+               if spec.overhead_ns else 'uncalibrated')
         print(f'pcm-bench: {len(spec.points)} points, {spec.runs()} runs with the baseline\'s, '
-              f'about {spec.seconds():.0f} s of fio (guest time); results in {run_dir}',
-              flush=True)
+              f'about {spec.seconds():.0f} s of fio (guest time); dilation {spec.dilation}, '
+              f'{cal}; results in {run_dir}', flush=True)
         start = time.monotonic()
         rc = subprocess.call(vm.tool_vm_run(args, os.path.dirname(run_dir), vm_opts) +
                              ['--'] + inner, stdin=subprocess.DEVNULL)
@@ -83,7 +97,7 @@ def host_characterize(args, spec):
               f'not run: no {run_dir}/run.json', file=sys.stderr)
         return 1
     path, figs, rows, run = report.finish(spec, run_dir, **extra)
-    print(report.headline_text(rows) if rows else 'no point measures a paper figure')
+    print(report.headline_text(rows, run) if rows else 'no point measures a paper figure')
     print(f"wall time {run.get('host_wall_s', float('nan')):.0f} s "
           f"(guest clock {run['wall_s']:.0f} s, "
           f"fio {run['fio_s']:.0f} s)")
@@ -113,7 +127,13 @@ def run(args, ap):
     try:
         # on the host, the devices' words through the module's own parser
         # (libpcm) before any VM boots; in the guest they were
-        spec = pspec.load(args.spec, tables=not args.guest)
+        with open(args.spec, encoding='utf-8') as fh:
+            text = fh.read()
+        text = pspec.override_text(text, dilation=getattr(args, 'dilation', None),
+                                   calibrate=getattr(args, 'calibrate', None),
+                                   overhead_ns=getattr(args, 'overhead_ns', None))
+        spec = pspec.loads(text, os.path.splitext(os.path.basename(args.spec))[0],
+                           tables=not args.guest)
     except OSError as e:
         ap.error(f'{args.spec}: {e.strerror}')
     except pspec.SpecError as e:
@@ -122,4 +142,4 @@ def run(args, ap):
         from pcmchar import guest
         guest.run(spec, args.run_dir, log=lambda m: print(m, flush=True), tracing=args.trace)
         return 0
-    return host_characterize(args, spec)
+    return host_characterize(args, spec, text)

@@ -95,8 +95,9 @@ def run_fio(cmd):
             'fio_cpu_pct': job['usr_cpu'] + job['sys_cpu']}
 
 
-def measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k'):
-    cmd = fio_cmd(dev, rw, qd, args.runtime, bs, args.cpus)
+def measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None):
+    cmd = fio_cmd(dev, rw, qd, args.runtime, bs, args.cpus,
+                  RAM_MIB - 1 if size_mib is None else size_mib)
     r = run_fio(cmd)
     r.update(device=name, rw=rw, qd=qd, bs=bs, cpus=args.cpus, round=rnd,
              cmd=' '.join(cmd), **(extra or {}))

@@ -24,11 +24,13 @@ import sys
 import time
 
 from pcmlib import vm, words as pwords
-from . import barriers, bigdev, characterize, ecc, passthrough, scaling, startgap, timing
+from . import (barriers, bigdev, calibrate, characterize, ecc, passthrough, scaling, startgap,
+               timing)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
-MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, bigdev)}
+MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, calibrate,
+                             bigdev)}
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 # the options each mode uses (the others are accepted, as they always
 # were, and left out of its --help)
@@ -38,8 +40,10 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'startgap': {'runtime', 'rounds', 'cpus', 'no_icount'},
         'barriers': {'rounds', 'cpus', 'no_icount'},
         'timing': {'runtime', 'rounds', 'cpus', 'no_icount'},
+        'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
-        'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir'}}
+        'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
+                         'calibrate', 'overhead_ns'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pcm, no delays',
          'scaling': 'whether the timing model lets two CPUs work apart',
@@ -47,10 +51,12 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'startgap': 'random write IOPS and latency against the gap interval, no model',
          'barriers': 'what gap moves cost the backing device: bios, flushes, FUA',
          'timing': 'how close completions come to the model; calibration; presets at QD1',
+         'calibrate': 'this host\'s completion overhead per direction (overhead_ns), saved',
          'bigdev': 'dm-pcm over a 1 TiB NVMe namespace: create time, memory, move_gap',
          'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report'}
 USAGE = ('pcm-bench [OPTIONS] MODE [OPTIONS]\n'
          '       pcm-bench [OPTIONS] characterize SPEC [--trace] [--redraw [--run-dir DIR]]\n'
+         '                 [--dilation K] [--calibrate | --no-calibrate | --overhead-ns R[,W]]\n'
          '       pcm-bench MODE --help')
 
 
@@ -77,8 +83,9 @@ def host(args):
         os.unlink(tmp)
     inner = [ENTRY, '--guest', '--out', tmp,
              '--runtime', str(args.runtime), '--rounds', str(args.rounds),
-             '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words,
-             args.mode]
+             '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words]
+    inner += ['--dilation', str(args.dilation)] if args.dilation else []
+    inner.append(args.mode)
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
     icount = args.mode != 'bigdev' and not args.no_icount
     if args.mode == 'bigdev':
@@ -98,6 +105,7 @@ def host(args):
     res['summary'] = summary
     variant = f'-{args.cpus}cpu' if args.cpus > 1 else ''
     variant += '-no-icount' if args.no_icount else ''
+    variant += f'-dilation{args.dilation}' if args.dilation and args.dilation != 1 else ''
     final = os.path.join(outdir, f"{args.mode}{variant}-{res['kernel']}.json")
     with open(final, 'w') as fh:
         json.dump(res, fh, indent=1)
@@ -108,6 +116,21 @@ def host(args):
 
 
 # --- the command line ---------------------------------------------------------
+
+def dilation_k(text):
+    """argparse type of --dilation: an integer from 1 to 1000."""
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f'{text!r}: an integer from 1 to 1000')
+    return int(text)
+
+
+def overhead_pair(text):
+    """argparse type of --overhead-ns: READ[,WRITE] in ns, 0 to 10^9."""
+    parts = text.split(',')
+    if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) <= 10 ** 9 for p in parts):
+        raise argparse.ArgumentTypeError(f'{text!r}: READ[,WRITE], ns from 0 to 1000000000')
+    return {'read': int(parts[0]), 'write': int(parts[-1])}
+
 
 def add_options(p, shown=None):
     """Every option of pcm-bench on @p.  @shown: the options @p's --help
@@ -124,6 +147,18 @@ def add_options(p, shown=None):
         help='characterize: only the figures and report again, from the newest run of SPEC '
         'in the output directory (or --run-dir\'s); a run without --redraw never '
         'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
+    arg('dilation', '--dilation', type=dilation_k, metavar='K',
+        help='characterize: every dm-pcm device with dilation:K (1 to 1000), fio\'s latencies '
+        'divided by K and its rates multiplied by K (dm-pcm.rst, "Time dilation"; default: '
+        'the spec\'s dilation, else 1); calibrate: measure at dilation K')
+    arg('calibrate', '--calibrate', action='store_const', const=True,
+        help='characterize: measure this host\'s completion overhead per direction at the '
+        'run\'s start (at its dilation) and set overhead_ns on every point\'s device')
+    arg('calibrate', '--no-calibrate', action='store_const', const=False,
+        help='characterize: no calibration, whatever the spec says ("uncalibrated")')
+    arg('overhead_ns', '--overhead-ns', type=overhead_pair, metavar='R[,W]',
+        help='characterize: overhead_ns for reads and writes (ns) as measured before '
+        '(pcm-bench timing); one number for both')
     arg('trace', '--trace', action='store_true',
         help='characterize: blktrace on the device and its backing device around every run '
         '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
@@ -194,6 +229,10 @@ def main(argv=None):
         return characterize.run(args, mp)
     if args.trace or args.redraw:
         mp.error(f'{args.mode} takes no SPEC nor --trace (characterize does)')
+    if (args.dilation is not None and args.mode != 'calibrate') or \
+            args.calibrate is not None or args.overhead_ns is not None:
+        mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
+                 '--overhead-ns (characterize does; calibrate takes --dilation)')
     if args.guest:
         guest(args)
         return 0

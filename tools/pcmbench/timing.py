@@ -61,15 +61,54 @@ def model(words, rw, bs, qd=1):
     return out['read' if rw.endswith('read') else 'write']
 
 
-def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None):
+def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None, size_mib=None):
     """measure() on dm-pcm NAME, with overhead_ns set to overhead[rw] (ns;
     None: 0), and the lateness and late completions of that run alone."""
     ns = round(overhead[rw]) if overhead else 0
     sh(f'dmsetup message {name} 0 set overhead_ns {ns}')
     sh(f'dmsetup message {name} 0 stats reset')
     measure(runs, rnd, 'dm-pcm', f'/dev/mapper/{name}', rw, qd, args,
-            dict(extra, overhead_ns=ns, calibrated=overhead is not None), bs)
+            dict(extra, overhead_ns=ns, calibrated=overhead is not None), bs, size_mib)
     runs[-1].update(lateness=lateness(name), late=status(name)['late'])
+
+
+def calibration_words(dilation=1):
+    """The calibration device: reads and writes held TIMING_CAL_US, nothing
+    else modeled; at the run's dilation (overhead_ns is not dilated: it is
+    measured where it is used)."""
+    words = (f'preset:none gap_interval:0 read_ns:{TIMING_CAL_US * 1000} '
+             f'write_ns:{TIMING_CAL_US * 1000}')
+    return words + (f' dilation:{dilation}' if dilation != 1 else '')
+
+
+def overhead_of(clat_median_ns, dilation=1):
+    """This host's completion overhead (ns, not below 0) from fio's median
+    clat on the calibration device: the hold is TIMING_CAL_US x K on the
+    host's clock."""
+    return max(0, clat_median_ns - TIMING_CAL_US * 1000 * dilation)
+
+
+def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
+              name='bench-tm'):
+    """This host's completion overhead per direction, {'randread': ns,
+    'randwrite': ns}: 4 KiB QD1 reads and writes (fio, args.runtime s
+    each, over @size_mib MiB of @backing) on a dm-pcm device holding each
+    TIMING_CAL_US (at @dilation), fio's median clat minus the hold.  The
+    runs are appended to @runs (device dm-pcm, set_us TIMING_CAL_US).
+    'pcm-bench timing' calls it each round; 'pcm-bench characterize'
+    (calibrate = true, --calibrate) at the start of the run."""
+    pcm_create(name, calibration_words(dilation) + ' format', backing)
+    extra = {'set_us': TIMING_CAL_US}
+    if dilation != 1:
+        extra['dilation'] = dilation
+    overhead = {}
+    try:
+        for rw in ('randread', 'randwrite'):
+            measure_pcm(runs, rnd, name, rw, '4k', args, extra, size_mib=size_mib)
+            overhead[rw] = overhead_of(runs[-1]['clat_median_ns'], dilation)
+    finally:
+        sh(f'dmsetup remove {name}')
+    return overhead
 
 
 def timing_device(words):
@@ -104,13 +143,7 @@ def guest(args, runs):
             measure(runs, rnd, 'dm-linear', '/dev/mapper/bench-linear', rw, 1, args,
                     {'set_us': 0})
         # the calibration: this host's cost of completing a held bio, this round
-        name = timing_device(f'preset:none gap_interval:0 read_ns:{TIMING_CAL_US * 1000} '
-                             f'write_ns:{TIMING_CAL_US * 1000}')
-        overhead = {}
-        for rw in ('randread', 'randwrite'):
-            measure_pcm(runs, rnd, name, rw, '4k', args, {'set_us': TIMING_CAL_US})
-            overhead[rw] = max(0, runs[-1]['clat_median_ns'] - TIMING_CAL_US * 1000)
-        sh(f'dmsetup remove {name}')
+        overhead = calibrate(args, runs, rnd)
         for us in TIMING_US:
             nullb = timer_nullblk(us)
             name = timing_device(f'preset:none gap_interval:0 read_ns:{us * 1000} '

@@ -10,7 +10,10 @@
             tests/host/test-presets.py holds the model to the same values
   figures   the papers' figures redrawn from the points (matplotlib), each
             with the CSV behind it
-  report    the run's report (Markdown) with the paper-vs-dm-pcm table
+  report    the run's report (Markdown) with the paper-vs-dm-pcm table:
+            paper, model (libpcm), measured, errors, verdict
+  verdict   judge(): the one verdict on a paper figure (reproduced,
+            host-bound, model-differs-from-paper, not reproduced)
   guest     the part that runs in the VM: devices, file systems, fio
 
 Only the standard library, but for figures (python3-matplotlib, Debian's:

@@ -278,19 +278,35 @@ BUILDERS = {'psd-fig1': psd_fig1, 'psd-fig2': psd_fig2, 'psd-fig3': psd_fig3,
             'onyx-fig4': onyx_fig4, 'onyx-fig6': onyx_fig6, 'pss-cdf': pss_cdf}
 
 
-def draw_all(res, outdir):
-    """Every figure the run has points for: {name: (png path, csv path)}."""
+CONDITIONS = ('clock', 'dilation', 'calibration')
+
+
+def conditions_line(conditions):
+    """The figures' clock, dilation and calibration, one line."""
+    c = dict({'clock': '-', 'dilation': 1, 'calibration': 'uncalibrated'}, **(conditions or {}))
+    return (f"clock: {c['clock']}; dilation: {c['dilation']} (latencies / K, rates x K); "
+            f"{c['calibration']}")
+
+
+def draw_all(res, outdir, conditions=None):
+    """Every figure the run has points for: {name: (png path, csv path)}.
+    Each carries @conditions (the run's clock, dilation, calibration):
+    under the PNG's title, and as the CSV's last columns (CONDITIONS)."""
     os.makedirs(outdir, exist_ok=True)
     made = {}
+    c = dict({'clock': '-', 'dilation': 1, 'calibration': 'uncalibrated'}, **(conditions or {}))
     for name, build in BUILDERS.items():
         out = build(res)
         if out is None:
             continue
         fig, head, rows = out
         png, csv = (os.path.join(outdir, f'{name}.{ext}') for ext in ('png', 'csv'))
+        ax = fig.axes[0]
+        ax.set_title(f'{ax.get_title()}\n{conditions_line(c)}', fontsize=9)
         fig.tight_layout()
         fig.savefig(png)
         plt.close(fig)
-        R.write_csv(csv, head, rows)
+        R.write_csv(csv, head + list(CONDITIONS),
+                    [list(r) + [c[k] for k in CONDITIONS] for r in rows])
         made[name] = (png, csv)
     return made

@@ -6,15 +6,21 @@ baseline), file systems, fullness, schedulers, and fio on every point.
 
 Writes into the run's directory: jobs/pNNN.fio, raw/pNNN-dK.json (fio's
 json+ of point NNN on device K) and run.json (what ran where, the
-commands, the tables and config replies, the wall time)."""
+commands, the tables and config replies, the wall time, the dilation
+and the calibration; per run on dm-pcm its dilation, the overhead_ns it
+ran with and the device's status after it: held, late, late_max_ns, the
+modeled mean latencies and the lateness histogram, counted from a
+"stats reset" just before fio)."""
 import json
 import os
 import stat
 import subprocess
 import time
+import types
 
+from pcmlib import status as pcmstatus, words as pwords
 from . import fiojob, trace
-from .spec import size_word
+from .spec import MIXED, size_word
 
 LINEAR = 'dm-linear'
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,11 +42,50 @@ def nullb_device():
     raise RuntimeError(f'null_blk: no block device /dev/{name}')
 
 
+# what run.json keeps of a point's status (pcmlib.status's names)
+STATUS_KEEP = ('reads', 'writes', 'held', 'late', 'late_max_ns', 'read_lat_mean_ns',
+               'write_lat_mean_ns', 'tag_waits', 'cache_waits')
+
+
+def point_overhead(p, overhead):
+    """The overhead_ns point @p's device runs with: @overhead's (ns per
+    direction, {'read', 'write'}) of its direction; a mix: the mean of
+    both weighted by its read share.  None: uncalibrated."""
+    if not overhead:
+        return None
+    if p.rw in MIXED:
+        share = p.rwmixread / 100
+        return round(share * overhead['read'] + (1 - share) * overhead['write'])
+    return round(overhead['read' if p.rw.endswith('read') else 'write'])
+
+
+def parse_lateness(text):
+    """The "lateness" message's reply: [[from_ns, to_ns, count]]."""
+    hist = []
+    for w in text.split():
+        rng, n = pwords.split_word(w)
+        if rng != 'completions' and n is not None and '-' in rng:
+            lo, hi = rng.split('-', 1)
+            hist.append([int(lo), int(hi), int(n)])
+    return hist
+
+
+def device_status(text, lateness_text):
+    """What run.json keeps of a dm-pcm device's status after a point
+    (STATUS_KEEP) and its lateness histogram."""
+    st = pcmstatus.parse_dmsetup(text, fiojob.DEVICE_NAME)
+    out = {k: st.get(k) for k in STATUS_KEEP}
+    out['lateness'] = parse_lateness(lateness_text)
+    return out
+
+
 class Guest:
     def __init__(self, spec, run_dir, log=print, tracing=False):
         self.spec, self.dir, self.log, self.tracing = spec, run_dir, log, tracing
         self.commands = []
         self.backing = None
+        self.overhead = None        # ns per direction: {'read', 'write'}
+        self.calibration = None     # how it was had, for run.json
 
     def sh(self, cmd, record=True):
         """Run cmd (from the repository, as the report shows it); its stdout."""
@@ -83,6 +128,28 @@ class Guest:
         else:
             self.sh(f'echo 0 > {NULLB}/power; rmdir {NULLB}; rmmod null_blk', record=False)
 
+    def calibrate(self):
+        """The overhead_ns per direction the points run with: measured here
+        (calibrate = true: pcmbench.timing.calibrate() over the backing
+        device at the run's dilation, before any device of the run), given
+        (overhead_ns in the spec), or none ("uncalibrated")."""
+        spec = self.spec
+        if spec.calibrate:
+            from pcmbench import timing
+            runs = []
+            args = types.SimpleNamespace(runtime=max(1.0, spec.runtime), cpus=1)
+            self.log(f'# calibration: this host\'s completion overhead at dilation '
+                     f'{spec.dilation} ({timing.TIMING_CAL_US} us held, 4 KiB QD1)')
+            got = timing.calibrate(args, runs, dilation=spec.dilation, backing=self.backing,
+                                   size_mib=(spec.ramdisk >> 20) - 1)
+            self.overhead = {'read': round(got['randread']), 'write': round(got['randwrite'])}
+            self.calibration = {'how': 'measured', 'overhead_ns': self.overhead,
+                                'dilation': spec.dilation, 'hold_us': timing.TIMING_CAL_US,
+                                'runs': runs}
+        elif spec.overhead_ns:
+            self.overhead = dict(spec.overhead_ns)
+            self.calibration = {'how': 'given', 'overhead_ns': self.overhead}
+
     def create(self, dev):
         """char-dut as dev (table words, or dm-linear): {table, config}."""
         if dev == LINEAR:
@@ -90,11 +157,14 @@ class Guest:
             self.sh(f'dmsetup create {fiojob.DEVICE_NAME} --table '
                     f'"0 {sectors} linear {self.backing} 0"')
             return {'table': self.sh(f'dmsetup table {fiojob.DEVICE_NAME}', record=False)}
-        # format: a fresh geometry whatever the last device left
-        self.sh(f'tools/pcmctl create {fiojob.DEVICE_NAME} {self.backing} {dev} format')
+        # format: a fresh geometry whatever the last device left;
+        # dilation:K from the spec among the words (table_words)
+        words = self.spec.table_words(dev)
+        self.sh(f'tools/pcmctl create {fiojob.DEVICE_NAME} {self.backing} {words} format')
         return {'table': self.sh(f'dmsetup table {fiojob.DEVICE_NAME}', record=False),
                 'config': self.sh(f'tools/pcmctl message {fiojob.DEVICE_NAME} config',
-                                  record=False)}
+                                  record=False),
+                'dilation': self.spec.dilation_of(dev)}
 
     def prepare(self, target, fullness, scheduler, need):
         """The file system (or none), filled to fullness percent; need: the
@@ -132,6 +202,12 @@ class Guest:
                  f'({total - done - 1} after it; {left:.0f} s of fio runtime left, '
                  f'{time.monotonic() - self.start:.0f} s on the guest clock so far)')
         devs = [fiojob.DEVICE, self.backing]
+        pcm = dev != LINEAR
+        oh = point_overhead(p, self.overhead) if pcm else None
+        if oh is not None:
+            self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 set overhead_ns {oh}')
+        if pcm:   # the device's own counters of this point alone
+            self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 stats reset', record=False)
         tracer = trace.start(devs, TRACE_DIR) if self.tracing else None
         t = time.monotonic()
         subprocess.run(['fio', *fiojob.FIO_ARGS, f'--output={out}',
@@ -139,6 +215,10 @@ class Guest:
                        check=True, cwd=self.dir, stdout=subprocess.DEVNULL)
         r = {'point': p.id, 'device': dev, 'file': os.path.basename(out),
              's': time.monotonic() - t}
+        if pcm:
+            r.update(dilation=self.spec.dilation_of(dev), overhead_ns=oh, status=device_status(
+                self.sh(f'dmsetup status {fiojob.DEVICE_NAME}', record=False),
+                self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 lateness', record=False)))
         if tracer:
             r['trace'] = {'dropped': trace.stop(tracer), 'devices': {
                 ('top' if d == fiojob.DEVICE else 'below'): v for d, v in
@@ -154,6 +234,7 @@ class Guest:
         devices, runs = {}, []
         try:
             self.make_backing()
+            self.calibrate()
             for dev, (target, fullness, sched), pts in spec.plan():
                 k = spec.devices().index(dev)
                 dev = LINEAR if dev == 'linear' else dev
@@ -175,7 +256,8 @@ class Guest:
                 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'devices': devices, 'runs': runs, 'commands': self.commands,
                 'wall_s': time.monotonic() - self.start,
-                'fio_s': sum(r['s'] for r in runs), 'ramdisk': size_word(spec.ramdisk)}
+                'fio_s': sum(r['s'] for r in runs), 'ramdisk': size_word(spec.ramdisk),
+                'dilation': spec.dilation, 'calibration': self.calibration}
 
 
 def run(spec, run_dir, log=print, tracing=False):

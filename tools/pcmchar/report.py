@@ -3,17 +3,34 @@
 paper-vs-dm-pcm headline table, the figures with their CSVs, every point's
 mean and spread, the exact table lines and config replies, and the fio
 commands that rerun any point by hand.  The headline table is also written
-beside it as paper-table.csv and paper-table.json (one record per row,
-with the run's clock: PAPER_FIELDS)."""
+beside it as paper-table.csv and paper-table.json (one record per row:
+PAPER_FIELDS).
+
+Each headline row is a paper figure beside the model's prediction of the
+same point (pcmlib/model.py: libpcm's timing model, the module's own),
+the measurement, the error against both and a verdict (verdict.py:
+reproduced, host-bound, model-differs-from-paper, not reproduced) with
+its reason; and the figures' clock (icount or real time), dilation (the
+measurement is on the device's clock: latencies / K, rates x K) and
+calibration (overhead_ns, or "uncalibrated")."""
+import collections
 import json
 import os
 
 from . import results as R
+from . import verdict as V
 from .fiojob import FIO_ARGS
 from .papers import FIGURES
 from .spec import parse_size
 
 LINEAR = 'dm-linear'
+MODEL_IOS = 20000   # requests per model run (tests/host/test-presets.py's)
+
+# One headline row: the first six as they always were (figure, device,
+# point, measured, stdev, dm-linear), then the model's figure, the
+# dilation K, dm-pcm's own view of the point (results.device_view) and
+# the verdict (verdict.judge's dict).
+Row = collections.namedtuple('Row', 'fig dev point got sd base model k status verdict overhead')
 
 
 def preference(p):
@@ -40,7 +57,7 @@ def same_but_rw(p, q, rw):
 
 
 def measure(res, dev, fig, depth):
-    """fig's value on dev at depth: (point, value, stdev) or None."""
+    """fig's value on dev at depth: (point, value, stdev, stats) or None."""
     bs = parse_size('bs', fig.bs)
     p, st = find(res, dev, lambda q: q.rw == fig.rw and q.bs == bs and q.iodepth == depth)
     if p is None:
@@ -56,15 +73,46 @@ def measure(res, dev, fig, depth):
         if not d:
             return None
         got, sd = got / d, None
-    return p, got, sd
+    return p, got, sd, st
 
 
-def headline(res):
-    """[(figure, device, point, value, stdev, baseline value)] for every
-    paper figure that a device of the run (its preset and words) and a
-    point of it (workload, depth) measure."""
+def model_figure(dev, fig, p, cache=None):
+    """The model's figure for fig at point p on device words dev
+    (pcmlib/model.py, libpcm: the module's timing model; a ratio figure,
+    the ratio of two predictions); None if libpcm cannot say."""
+    from pcmlib import libpcm, model as pmodel
+    cache = {} if cache is None else cache
+
+    def one(rw, side):
+        key = (dev, rw, p.bs, p.iodepth, p.threads, p.rwmixread, p.size)
+        if key not in cache:
+            try:
+                if 'lib' not in cache:      # one library for the whole table
+                    cache['lib'] = libpcm.Lib()
+                cache[key] = pmodel.predict(dev, rw=rw, bs=p.bs, iodepth=p.iodepth,
+                                            numjobs=p.threads, rwmixread=p.rwmixread,
+                                            size=p.size * p.threads, ios=MODEL_IOS,
+                                            lib=cache['lib'])
+            except (libpcm.PcmError, OSError) as e:
+                cache[key] = None
+                cache.setdefault('errors', []).append(f'{dev} {rw}: {e}')
+        return pmodel.metric(cache[key], side, fig.metric)
+    got = one(fig.rw, fig.side)
+    if fig.over and got is not None:
+        den = one(fig.over, 'read' if fig.over.endswith('read') else 'write')
+        got = got / den if den else None
+    return got
+
+
+def headline(res, model=True):
+    """A Row for every paper figure that a device of the run (its preset
+    and words) and a point of it (workload, depth) measure: the
+    measurement (on the device's clock), dm-linear's on the same point and
+    clock, the model's figure for the point (model=False: None) and the
+    verdict (verdict.judge: the evidence from the device's own counters
+    and dm-linear)."""
     devs = list(dict.fromkeys(d for _, d, _ in res if d != LINEAR))
-    rows = []
+    rows, cache = [], {}
     for fig in FIGURES:
         if fig.kind == 'note':
             continue
@@ -73,9 +121,23 @@ def headline(res):
                 continue
             for depth in fig.depths:
                 m = measure(res, dev, fig, depth)
-                if m:
-                    base = measure(res, LINEAR, fig, depth)
-                    rows.append((fig, dev, m[0], m[1], m[2], base[1] if base else None))
+                if not m:
+                    continue
+                p, got, sd, st = m
+                k = st.get('dilation', 1)
+                base = measure(res, LINEAR, fig, depth)
+                lin = None
+                if base:
+                    lin = base[1] if fig.over else R.rescale(
+                        base[1], fig.metric, base[3].get('dilation', 1), k)
+                mod = model_figure(dev, fig, p, cache) if model else None
+                view = st.get('status')
+                v = V.judge(fig.metric, fig.value, got, fig.kind, mod, fig.differs, fig.reached,
+                            late=view.get('late') if view else None,
+                            timed=view.get('timed') if view else None,
+                            linear=None if fig.over else lin)
+                rows.append(Row(fig, dev, p, got, sd, lin, mod, k, view, v,
+                                st.get('overhead_ns')))
     return rows
 
 
@@ -85,42 +147,97 @@ def fmt(v):
     return f'{v:.3g}' if abs(v) < 100 else f'{v:,.0f}'
 
 
-def verdict(fig, got):
-    if fig.kind == 'at_most':
+def error_text(fig, got, ref=None):
+    """The measurement against the paper (@ref: against that figure, the
+    model's), in words: a signed percentage, or against a bound."""
+    if ref is None and fig.kind == 'at_most':
         return 'within' if got <= fig.value else f'over by {(got / fig.value - 1) * 100:.0f} %'
-    return f'{(got - fig.value) / fig.value * 100:+.1f} %'
+    ref = fig.value if ref is None else ref
+    return f'{(got - ref) / ref * 100:+.1f} %' if ref else '-'
 
 
-def headline_lines(rows):
-    out = ['| figure (paper) | dm-pcm device | point | paper | dm-pcm | error | dm-linear |',
-           '|---|---|---|---|---|---|---|']
-    for fig, dev, p, got, sd, base in rows:
-        spread = f' ± {fmt(sd)}' if sd else ''
+def clock_of(run):
+    return 'icount' if run.get('icount') else 'real time'
+
+
+def calibration_text(run, overhead=None):
+    """The calibration of the run's figures: overhead_ns per direction and
+    how it was had, or "uncalibrated"; @overhead: a point's own value."""
+    cal = run.get('calibration')
+    if not cal:
+        return 'uncalibrated'
+    oh = cal.get('overhead_ns') or {}
+    how = {'measured': 'measured at the run\'s start', 'given': 'given in the spec'}.get(
+        cal.get('how'), cal.get('how', ''))
+    own = f'{overhead} ns here; ' if overhead is not None else ''
+    return (f'overhead_ns {own}read {oh.get("read", "-")}, write {oh.get("write", "-")} '
+            f'({how})')
+
+
+def conditions_text(run, rows=None):
+    """The clock, dilation and calibration of a run's figures, one line."""
+    ks = sorted({r.k for r in rows}) if rows else [run.get('dilation') or 1]
+    k = ', '.join(str(x) for x in ks)
+    return (f'clock: {clock_of(run)}; dilation: {k} (latencies / K, rates x K: the device\'s '
+            f'clock); calibration: {calibration_text(run)}')
+
+
+def verdict_text(v):
+    """The verdict with what it is against (reproduced: the paper or the
+    model)."""
+    return f'{v["verdict"]} ({v["against"]})' if v['against'] else v['verdict']
+
+
+def headline_lines(rows, run=None):
+    run = run or {}
+    out = ['| figure (paper) | dm-pcm device | point | paper | dm-pcm | model | error vs paper | '
+           'error vs model | verdict | why | dm-linear | clock, K, calibration |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for r in rows:
+        fig, p = r.fig, r.point
+        spread = f' ± {fmt(r.sd)}' if r.sd else ''
         what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
-        out.append(f'| {what} ({fig.source}) | `{dev}` | {p.id} | {fig.paper_text()} | '
-                   f'{fmt(got)}{spread} {fig.unit} | {verdict(fig, got)} | {fmt(base)} |')
+        late = ''
+        if r.status and r.status.get('timed'):
+            late = f' (late {r.status["late"]} of {r.status["timed"]})'
+        out.append(f'| {what} ({fig.source}) | `{r.dev}` | {p.id} | {fig.paper_text()} | '
+                   f'{fmt(r.got)}{spread} {fig.unit} | '
+                   f'{fmt(r.model) + " " + fig.unit if r.model is not None else "-"} | '
+                   f'{error_text(fig, r.got)} | '
+                   f'{error_text(fig, r.got, r.model) if r.model is not None else "-"} | '
+                   f'**{verdict_text(r.verdict)}** | {r.verdict["reason"]}{late} | '
+                   f'{fmt(r.base)} | {clock_of(run)}, K={r.k}, '
+                   f'{calibration_text(run, r.overhead)} |')
     return out
 
 
 # paper-table.csv's columns, paper-table.json's keys per row
 PAPER_FIELDS = ('figure', 'source', 'what', 'preset', 'device', 'point', 'workload', 'kind',
-                'unit', 'paper', 'measured', 'stdev', 'error_pct', 'verdict', 'dm_linear',
-                'clock', 'kernel')
+                'unit', 'paper', 'model', 'measured', 'stdev', 'error_pct', 'error_model_pct',
+                'verdict', 'against', 'reason', 'evidence', 'late', 'timed', 'dm_linear',
+                'clock', 'dilation', 'calibration', 'overhead_ns', 'kernel')
 
 
 def headline_records(rows, run):
     """The headline rows as dicts of PAPER_FIELDS: numbers as numbers
-    (error_pct: dm-pcm against the paper, percent; None for a bound)."""
-    clock = 'icount' if run.get('icount') else 'real time'
+    (error_pct: dm-pcm against the paper, percent, None for a bound;
+    error_model_pct: against the model, None without it; measured,
+    model and dm_linear on the device's clock, at dilation K)."""
     out = []
-    for fig, dev, p, got, sd, base in rows:
+    for r in rows:
+        fig, p, v = r.fig, r.point, r.verdict
         what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
         out.append({'figure': fig.key, 'source': fig.source, 'what': what, 'preset': fig.preset,
-                    'device': dev, 'point': p.id, 'workload': p.describe(), 'kind': fig.kind,
-                    'unit': fig.unit, 'paper': fig.value, 'measured': got, 'stdev': sd,
-                    'error_pct': (None if fig.kind == 'at_most'
-                                  else (got - fig.value) / fig.value * 100),
-                    'verdict': verdict(fig, got), 'dm_linear': base, 'clock': clock,
+                    'device': r.dev, 'point': p.id, 'workload': p.describe(), 'kind': fig.kind,
+                    'unit': fig.unit, 'paper': fig.value, 'model': r.model, 'measured': r.got,
+                    'stdev': r.sd, 'error_pct': v['error_paper_pct'],
+                    'error_model_pct': v['error_model_pct'], 'verdict': v['verdict'],
+                    'against': v['against'], 'reason': v['reason'],
+                    'evidence': '; '.join(v['evidence']),
+                    'late': r.status.get('late') if r.status else None,
+                    'timed': r.status.get('timed') if r.status else None,
+                    'dm_linear': r.base, 'clock': clock_of(run), 'dilation': r.k,
+                    'calibration': calibration_text(run), 'overhead_ns': r.overhead,
                     'kernel': run.get('kernel')})
     return out
 
@@ -142,19 +259,31 @@ def write_paper_table(run_dir, rows, run):
     return path_csv, path_json
 
 
-def headline_text(rows):
-    """The headline table as plain text (the console's)."""
-    out = [f'{"figure":58} {"device":16} {"paper":>12} {"dm-pcm":>10} {"error":>10}']
-    for fig, dev, p, got, _, _ in rows:
+def headline_text(rows, run=None):
+    """The headline table as plain text (the console's): a row per figure
+    with its verdict, after a line of the figures' clock, dilation and
+    calibration (@run: run.json's; without it, the rows' K alone)."""
+    out = [conditions_text(run or {}, rows),
+           f'{"figure":58} {"device":16} {"paper":>12} {"dm-pcm":>10} {"model":>10} '
+           f'{"error":>10} {"vs model":>9}  verdict']
+    for r in rows:
+        fig, p = r.fig, r.point
         what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
-        out.append(f'{fig.preset + ": " + what[:50]:58} {dev[:16]:16} '
-                   f'{fig.paper_text():>12} {fmt(got):>10} {verdict(fig, got):>10}')
+        vm = error_text(fig, r.got, r.model) if r.model is not None else '-'
+        out.append(f'{fig.preset + ": " + what[:50]:58} {r.dev[:16]:16} '
+                   f'{fig.paper_text():>12} {fmt(r.got):>10} {fmt(r.model):>10} '
+                   f'{error_text(fig, r.got):>10} {vm:>9}  {verdict_text(r.verdict)}: '
+                   f'{r.verdict["reason"]}')
     return '\n'.join(out)
 
 
 def points_lines(res):
-    out = ['| point | on | workload | side | IOPS | MB/s | mean lat us | p99 us | p99.9 us |',
-           '|---|---|---|---|---|---|---|---|---|']
+    """Every point's figures (on the device's clock: K), and dm-pcm's own
+    view of it (status: held, late, the largest lateness, the modeled
+    mean latency of the side)."""
+    out = ['| point | on | workload | side | IOPS | MB/s | mean lat us | p99 us | p99.9 us | K | '
+           'held / late, late max us | modeled mean us |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for p, dev, st in res:
         for side in R.SIDES:
             s = st.get(side)
@@ -164,9 +293,14 @@ def points_lines(res):
             def cell(m):
                 sp = s[m]
                 return f'{fmt(sp["mean"])} ± {fmt(sp["stdev"])}' if sp else '-'
+            view = st.get('status')
+            held = (f'{view["held"]} / {view["late"]}, {fmt(view["late_max_us"])}'
+                    if view else '-')
+            modeled = fmt(view.get(f'{side}_lat_mean_us')) if view else '-'
             out.append(f'| {p.id} | `{dev}` | {p.describe()} | {side} | {cell("iops")} | '
                        f'{cell("mbps")} | {cell("clat_mean_us")} | {cell("clat_p99_us")} | '
-                       f'{cell("clat_p999_us")} |')
+                       f'{cell("clat_p999_us")} | {st.get("dilation", 1)} | {held} | '
+                       f'{modeled} |')
     return out
 
 
@@ -212,13 +346,21 @@ def write(path, spec, spec_text, run, res, figs, rows):
          f'setup included '
          f'(guest clock: {run["wall_s"]:.0f} s, of which fio {run["fio_s"]:.0f} s; '
          f'{"under icount it jumps while the guest idles" if run.get("icount") else "guest time"})',
-         f'- backing: {spec.backing}, {spec.ramdisk >> 20} MiB', '',
+         f'- backing: {spec.backing}, {spec.ramdisk >> 20} MiB',
+         f'- every figure below: {conditions_text(run, rows)}', '',
          '## Paper vs dm-pcm', '',
          'Each paper figure that the run measures, on the point closest to the paper\'s '
-         'setup (raw device, O_DIRECT, one thread, fresh); the error is dm-pcm\'s against '
-         'the paper\'s value.  dm-linear: the same point on the baseline.  The same table: '
+         'setup (raw device, O_DIRECT, one thread, fresh), beside the model\'s figure for the '
+         'same point (libpcm: the module\'s own timing model) and the errors against both.  '
+         f'Verdicts: reproduced (a latency within {V.TOLERANCE["latency"] * 100:g} %, a rate '
+         f'within {V.TOLERANCE["rate"] * 100:g} % of the paper; or of the model where '
+         'dm-pcm.rst says the model differs from the paper, with its reason), host-bound '
+         f'(late completions over {V.LATE_SHARE * 100:g} % of the device\'s timed ones, or '
+         f'dm-linear on the same point within {V.LINEAR_NEAR * 100:g} % of the measurement), '
+         'model-differs-from-paper (dm-pcm.rst\'s reason), not reproduced.  dm-linear: the '
+         'same point on the baseline, on the same clock.  The same table: '
          '[paper-table.csv](paper-table.csv), [paper-table.json](paper-table.json).', '']
-    L += headline_lines(rows) if rows else ['(no point of this run measures a paper figure)']
+    L += headline_lines(rows, run) if rows else ['(no point of this run measures a paper figure)']
     L += ['', '## Figures', '']
     for name, (png, csv) in figs.items():
         L += [f'### {name}', '', f'![{name}]({rel(png)})', '', f'Data: [{rel(csv)}]({rel(csv)})',
@@ -245,7 +387,9 @@ def write(path, spec, spec_text, run, res, figs, rows):
 def finish(spec, run_dir, **extra):
     """A run's statistics, figures and report, from what its guest wrote
     (run.json, raw/); extra (the host's wall time, icount) is added to
-    run.json first.  Returns (report path, figures, headline rows, run)."""
+    run.json first.  Every figure on the device's clock (a dilated run's
+    latencies / K, rates x K), with its clock, dilation and calibration.
+    Returns (report path, figures, headline rows, run)."""
     from . import figures  # matplotlib: only here
     path = os.path.join(run_dir, 'run.json')
     with open(path, encoding='utf-8') as fh:
@@ -255,9 +399,14 @@ def finish(spec, run_dir, **extra):
         with open(path, 'w', encoding='utf-8') as fh:
             json.dump(run, fh, indent=1)
     run, res = R.load_run(spec, run_dir)
-    R.write_points_csv(os.path.join(run_dir, 'points.csv'), res)
-    figs = figures.draw_all(res, os.path.join(run_dir, 'figures'))
+    R.write_points_csv(os.path.join(run_dir, 'points.csv'), res,
+                       {'clock': clock_of(run), 'calibration': calibration_text(run)})
     rows = headline(res)
+    figs = figures.draw_all(res, os.path.join(run_dir, 'figures'),
+                            conditions={'clock': clock_of(run),
+                                        'dilation': ', '.join(str(k) for k in sorted(
+                                            {st.get('dilation', 1) for _, _, st in res})),
+                                        'calibration': calibration_text(run)})
     write_paper_table(run_dir, rows, run)
     out = os.path.join(run_dir, 'report.md')
     with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:

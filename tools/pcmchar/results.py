@@ -97,6 +97,42 @@ def summarize(reps):
     return out
 
 
+LATENCIES = tuple(m for m in METRICS if m.startswith('clat_'))
+RATES = ('iops', 'mbps')
+
+
+def dilate(stats, k):
+    """@stats (summarize()'s) of a run at dilation:K put on the device's
+    clock: every latency (and the histogram's bins) divided by K, every
+    rate multiplied by K (dm-pcm.rst, "Time dilation"); a new dict, with
+    'dilation': K.  K = 1 changes nothing."""
+    k = k or 1
+    out = dict(stats, dilation=k)
+    for s in SIDES:
+        side = stats.get(s)
+        if not side:
+            continue
+        new = {}
+        for m, sp in side.items():
+            if m == 'bins':
+                new[m] = {ns / k if k != 1 else ns: n for ns, n in sp.items()}
+            elif sp is None or m not in METRICS:
+                new[m] = sp
+            else:
+                f = k if m in RATES else 1 / k
+                new[m] = {key: (v * f if key != 'n' else v) for key, v in sp.items()}
+        out[s] = new
+    return out
+
+
+def rescale(v, metric, k_from, k_to):
+    """A figure on the clock of dilation k_from put on that of k_to (a
+    latency x k_from / k_to, a rate x k_to / k_from)."""
+    if v is None:
+        return None
+    return v * k_to / k_from if metric in RATES else v * k_from / k_to
+
+
 def cdf(bins):
     """[(latency_us, fraction of I/Os at or below it)] of a histogram."""
     total, seen, out = sum(bins.values()), 0, []
@@ -133,13 +169,24 @@ CSV_AXES = ('device', 'target', 'scheduler', 'direct', 'bs', 'size', 'iodepth', 
             'rwmixread', 'fullness', 'pattern', 'threads', 'region')
 
 
-def write_points_csv(path, results):
+# after the metrics: the figures' clock, dilation and calibration, and
+# the device's own view of the point (its status: dm-pcm only)
+CSV_CONDITIONS = ('clock', 'dilation', 'overhead_ns', 'calibration')
+CSV_STATUS = ('held', 'late', 'late_max_us', 'model_lat_mean_us')
+
+
+def write_points_csv(path, results, conditions=None):
     """One row per point, device and side: the axes, then mean and stdev
-    of every metric over the repetitions.  results: [(point, device label,
-    stats)]."""
+    of every metric over the repetitions (on the device's clock: a
+    dilated run's divided by K), then CSV_CONDITIONS (@conditions: a dict
+    of the run's: clock, calibration; a stats' own 'dilation' and
+    'overhead_ns' first) and CSV_STATUS (a stats' 'status', latencies on
+    the device's clock).  results: [(point, device label, stats)]."""
+    conditions = conditions or {}
     head = ['point', 'sweep', 'on', *CSV_AXES, 'side', 'reps']
     for m in METRICS:
         head += [m, m + '_stdev']
+    head += [*CSV_CONDITIONS, *CSV_STATUS]
     with open(path, 'w', newline='', encoding='utf-8') as fh:
         w = csv.writer(fh)
         w.writerow(head)
@@ -152,6 +199,14 @@ def write_points_csv(path, results):
                 for m in METRICS:
                     sp = st[s][m]
                     cells += [f'{sp["mean"]:.6g}', f'{sp["stdev"]:.6g}'] if sp else ['', '']
+                oh = st.get('overhead_ns')
+                cells += [conditions.get('clock', ''), st.get('dilation', 1),
+                          '' if oh is None else oh,
+                          conditions.get('calibration', '')]
+                view = st.get('status') or {}
+                cells += ['' if view.get(k) is None else f'{view[k]:.6g}' if
+                          isinstance(view[k], float) else view[k] for k in
+                          ('held', 'late', 'late_max_us', f'{s}_lat_mean_us')]
                 w.writerow(cells)
 
 
@@ -163,14 +218,42 @@ def write_csv(path, head, rows):
             w.writerow([f'{c:.6g}' if isinstance(c, float) else c for c in r])
 
 
+def device_view(status, k):
+    """dm-pcm's own view of a point from its status after it (the guest's
+    run.json: held, late, late_max_ns, read_lat_mean_ns, write_lat_mean_ns,
+    and the lateness histogram): counts as they are, times in us on the
+    device's clock (the status's host times divided by K); None without."""
+    if not status:
+        return None
+    k = k or 1
+    out = {key: status.get(key) for key in ('held', 'late')}
+    out['timed'] = (status.get('held') or 0) + (status.get('late') or 0)
+    out['late_max_us'] = (status['late_max_ns'] / k / 1000
+                          if status.get('late_max_ns') is not None else None)
+    for side in SIDES:
+        v = status.get(f'{side}_lat_mean_ns')
+        out[f'{side}_lat_mean_us'] = v / k / 1000 if v is not None else None
+    out['lateness'] = status.get('lateness')
+    return out
+
+
 def load_run(spec, run_dir):
     """The run's results, [(point, device, stats)] in the order they ran,
-    from run.json and the fio outputs under raw/."""
+    from run.json and the fio outputs under raw/; each stats on the
+    device's clock (dilate(): the run's own dilation, else the run's;
+    dm-linear at the run's, as the host it stands for), with its
+    'overhead_ns' (what the device's overhead_ns was, None: not set) and
+    'status' (device_view(): dm-pcm's own counters, None: not recorded)."""
     with open(os.path.join(run_dir, 'run.json'), encoding='utf-8') as fh:
         run = json.load(fh)
     points = {p.id: p for p in spec.points}
     res = []
     for r in run['runs']:
         with open(os.path.join(run_dir, 'raw', r['file']), encoding='utf-8') as fh:
-            res.append((points[r['point']], r['device'], summarize(repetitions(loads(fh.read())))))
+            st = summarize(repetitions(loads(fh.read())))
+        k = r.get('dilation') or run.get('dilation') or 1
+        st = dilate(st, k)
+        st['overhead_ns'] = r.get('overhead_ns')
+        st['status'] = device_view(r.get('status'), k)
+        res.append((points[r['point']], r['device'], st))
     return run, res

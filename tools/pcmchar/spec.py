@@ -10,6 +10,9 @@ of the PSD paper's Tables I and II, expanded into points.
     backing = "brd"        # brd, or null_blk (blk-mq: has I/O schedulers)
     baseline = true        # every point on dm-linear too, same boot
     bursty = { ios = 32, idle_us = 1000 }   # what pattern "bursty" means
+    dilation = 1           # K: every dm-pcm device gets dilation:K (1 to 1000)
+    calibrate = false      # measure overhead_ns per direction at the start
+    overhead_ns = { read = 0, write = 0 }   # or set it as measured before
 
     [axes]                 # each a value or a list: the points are the product
     device = ["preset:pss"]
@@ -28,6 +31,19 @@ host before any VM boots) every device's words also go through the
 module's own parser (libpcm, tools/pcmlib/libpcm.py), so a word the
 module would refuse (preset:psss, bogus_key:1, read_ns:-5) is refused
 here with the parser's message, naming the field.
+
+dilation = K (dm-pcm.rst, "Time dilation"): every dm-pcm device is
+created with dilation:K among its words (a device whose words give its
+own dilation:K keeps it), and the report divides its measured latencies
+by K and multiplies its rates by K (pcmchar/results.py: dilate()); 1,
+the default, adds no word.  calibrate = true measures this host's
+completion overhead per direction at the start of the run, at the run's
+dilation (pcmbench/timing.py: calibrate()), and overhead_ns = { read =
+N, write = N } gives it as measured before ('pcm-bench timing'); either
+way each point's device gets the overhead of its direction (set
+overhead_ns; a mix: the read share's mean), and the report says which.
+Neither: "uncalibrated".  pcm-bench characterize's --dilation,
+--calibrate and --overhead-ns override these keys.
 """
 import itertools
 import os
@@ -112,13 +128,27 @@ AXES = {
     'region': (100, int_range(1, 100), 'percent of the file that random I/O goes to'),
 }
 TOP_KEYS = {'name', 'repetitions', 'runtime', 'warmup', 'ramdisk', 'backing', 'baseline',
-            'bursty', 'axes', 'sweep'}
+            'bursty', 'axes', 'sweep', 'dilation', 'calibrate', 'overhead_ns'}
+DILATION_MAX = 1000     # the module's limit (dm-pcm.rst, "Time dilation")
+OVERHEAD_MAX = 10 ** 9  # overhead_ns's, in ns
 
 
 def number(field, v, lo, hi):
     if not isinstance(v, (int, float)) or isinstance(v, bool) or not lo <= v <= hi:
         raise SpecError(field, f'{v!r}', f'a number from {lo} to {hi}')
     return v
+
+
+def overhead(field, v):
+    """{ read = N, write = N } (ns, 0 to OVERHEAD_MAX; a side left out is
+    0), or None."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise SpecError(field, f'{v!r}', '{ read = N, write = N } in ns')
+    unknown(field + '.', v, ('read', 'write'))
+    return {side: int_range(0, OVERHEAD_MAX)(f'{field}.{side}', v.get(side, 0))
+            for side in ('read', 'write')}
 
 
 def unknown(field, keys, allowed):
@@ -165,6 +195,12 @@ class Spec:
         unknown('bursty.', bursty, ('ios', 'idle_us'))
         self.burst_ios = int_range(1, 1 << 20)('bursty.ios', bursty.get('ios', 32))
         self.burst_idle_us = int_range(1, 10 ** 7)('bursty.idle_us', bursty.get('idle_us', 1000))
+        self.dilation = int_range(1, DILATION_MAX)('dilation', data.get('dilation', 1))
+        self.calibrate = boolean('calibrate', data.get('calibrate', False))
+        self.overhead_ns = overhead('overhead_ns', data.get('overhead_ns'))
+        if self.calibrate and self.overhead_ns:
+            raise SpecError('calibrate', 'true with overhead_ns given',
+                            'one of them: measure it, or give it')
         axes = data.get('axes', {})
         if not isinstance(axes, dict):
             raise SpecError('axes', 'not a table', '[axes] with keys ' + ', '.join(AXES))
@@ -206,6 +242,7 @@ class Spec:
             return
         from pcmlib import libpcm
         for i, words in enumerate(v if isinstance(v, list) else [v]):
+            words = self.table_words(words)
             try:
                 reason = libpcm.check_words(words)
             except libpcm.PcmError as e:     # no library: say so, do not guess
@@ -231,6 +268,21 @@ class Spec:
             raise SpecError(field + 'size', f'{p["threads"]} x {size_word(p["size"])} '
                             f'over a ramdisk of {size_word(self.ramdisk)}',
                             'threads x size at most half the ramdisk')
+
+    def dilation_of(self, dev):
+        """K of device @dev (table words): its own dilation word, else the
+        spec's; 1 for the baseline."""
+        if dev in ('linear', 'dm-linear'):
+            return 1
+        own = pwords.word_value(dev, 'dilation')
+        return int(own) if own and own.isdigit() else self.dilation
+
+    def table_words(self, dev):
+        """The words @dev is created with: its own, and dilation:K where
+        the spec's K is not 1 and the device gives none."""
+        if self.dilation == 1 or pwords.word_value(dev, 'dilation') is not None:
+            return dev
+        return f'{dev} dilation:{self.dilation}'
 
     def devices(self):
         """Every device of the run: the baseline (dm-linear) last."""
@@ -291,6 +343,43 @@ class Point:
         r = dict(self.axes)
         r['bs'], r['size'] = size_word(r['bs']), size_word(r['size'])
         return r
+
+
+OVERRIDES = ('dilation', 'calibrate', 'overhead_ns')
+
+
+def override_text(text, dilation=None, calibrate=None, overhead_ns=None):
+    """The spec @text with its top-level dilation, calibrate and overhead_ns
+    set to those given (None: left as they are): the keys' own lines
+    before the first table go, and the new ones lead the file, after a
+    comment saying so (pcm-bench characterize --dilation, --calibrate,
+    --no-calibrate, --overhead-ns; the run's spec.toml is this text)."""
+    new = {'dilation': dilation, 'calibrate': calibrate, 'overhead_ns': overhead_ns}
+    new = {k: v for k, v in new.items() if v is not None}
+    if not new:
+        return text
+    drop = set(new)   # measuring and giving the overhead exclude each other
+    drop |= {'overhead_ns'} if new.get('calibrate') else set()
+    drop |= {'calibrate'} if 'overhead_ns' in new else set()
+    out, top = [], True
+    for line in text.splitlines():
+        bare = line.strip()
+        if bare.startswith('['):
+            top = False
+        if top and re.match(r'(%s)\s*=' % '|'.join(sorted(drop)), bare):
+            out.append(f'# (set on the command line) {line}')
+            continue
+        out.append(line)
+
+    def value(v):
+        if isinstance(v, bool):
+            return 'true' if v else 'false'
+        if isinstance(v, dict):
+            return '{ ' + ', '.join(f'{k} = {x}' for k, x in v.items()) + ' }'
+        return str(v)
+    head = ['# pcm-bench characterize: ' + ', '.join(f'{k} from the command line' for k in new)]
+    head += [f'{k} = {value(v)}' for k, v in new.items()]
+    return '\n'.join(head + out) + '\n'
 
 
 def loads(text, name='spec', tables=False):

@@ -8,6 +8,8 @@
   libpcm    ctypes front end of libpcm.so (tools/libpcm.c: the module's
             own parameter parser, layout, start-gap and timing model),
             built by tools/Makefile into build/host/libpcm.so
+  model     the timing model's prediction for a workload (pcmctl model,
+            the characterization's "model" column)
   cli       every tool's entry: a closed stdout pipe (pcmctl params | head)
             ends the tool quietly, not in a traceback
   dmioctl   a minimal client of the device-mapper ioctls (no fork, no exec)

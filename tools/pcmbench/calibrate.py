@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""pcm-bench calibrate
+
+this host's completion overhead per direction, what overhead_ns takes
+off every hold: 4 KiB random reads and writes at QD1 on dm-pcm over brd
+holding each 500 us (nothing else modeled; at --dilation K: 500 us x K
+on this host's clock), fio's median clat minus the hold, once per round;
+the median over the rounds is printed and saved (its JSON's
+"overhead_ns") for later runs: pcm-bench characterize --overhead-ns
+READ,WRITE, or a table's overhead_ns:N.  The same measurement as pcm-bench
+timing's calibration point (pcmbench/timing.py: calibrate()), which
+characterize --calibrate runs at its start.
+"""
+import statistics
+
+from .common import fresh_ramdisk, remove_devices
+from . import timing
+
+NAME = 'calibrate'
+HELP = __doc__.split('\n\n', 1)[1].strip()
+
+
+def guest(args, runs):
+    fresh_ramdisk()
+    k = getattr(args, 'dilation', None) or 1
+    for rnd in range(args.rounds):
+        got = timing.calibrate(args, runs, rnd, dilation=k)
+        for r in runs[-2:]:
+            r['overhead_ns'] = got[r['rw']]
+    remove_devices()
+
+
+def overhead(res):
+    """{'read': ns, 'write': ns}: the medians over the rounds."""
+    return {side: round(statistics.median(r['overhead_ns'] for r in res['runs']
+                                          if r['rw'] == 'rand' + side))
+            for side in ('read', 'write')}
+
+
+def summarize(res):
+    oh = overhead(res)
+    k = max([r.get('dilation', 1) for r in res['runs']] or [1])
+    clock = 'icount' if res.get('icount') else 'real time'
+    lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
+             f"rounds of {res['runtime_s']} s; clock {clock}, dilation {k}; 4 KiB QD1 held "
+             f"{timing.TIMING_CAL_US} us x {k}: fio's median clat minus the hold",
+             f"{'round':>5} {'read ns':>9} {'write ns':>9}"]
+    for rnd in sorted({r['round'] for r in res['runs']}):
+        got = {r['rw']: r['overhead_ns'] for r in res['runs'] if r['round'] == rnd}
+        lines.append(f"{rnd:>5} {got.get('randread', 0):>9.0f} {got.get('randwrite', 0):>9.0f}")
+    lines.append(f"overhead_ns read {oh['read']}, write {oh['write']} (medians): "
+                 f"pcm-bench characterize --dilation {k} --overhead-ns "
+                 f"{oh['read']},{oh['write']} SPEC")
+    return '\n'.join(lines), {'overhead_ns': oh, 'dilation': k, 'clock': clock}

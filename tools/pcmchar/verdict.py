@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""A verdict on every paper figure (dm-pcm.rst's "Presets"; issue 33):
+no bare error percentage.  judge() is the one place that decides, a pure
+function of numbers (tests/host/test-char.py holds it to each verdict):
+
+  reproduced        within TOLERANCE of the paper (a latency 2 %, a rate
+                    5 %; a bound: at most the bound plus as much), or,
+                    where dm-pcm.rst says the model differs from the
+                    paper, within it of the model, with the .rst's reason
+  host-bound        not reproduced, and the host is the bound, with the
+                    evidence: more than LATE_SHARE of the device's timed
+                    completions late (its status counters held and late),
+                    or dm-linear on the same point within LINEAR_NEAR of
+                    the measurement
+  model-differs-from-paper
+                    not reproduced, not host-bound, and the .rst says the
+                    model does not reach the paper's figure (its reason)
+  not reproduced    anything else
+
+Every figure here is on the device's clock: a dilated run's latencies
+divided by K and its rates multiplied by K before they come here
+(dm-linear's too, on the same K), so the comparisons hold at any K.
+"""
+
+REPRODUCED = 'reproduced'
+HOST_BOUND = 'host-bound'
+MODEL_DIFFERS = 'model-differs-from-paper'
+NOT_REPRODUCED = 'not reproduced'
+VERDICTS = (REPRODUCED, HOST_BOUND, MODEL_DIFFERS, NOT_REPRODUCED)
+
+RATES = ('iops', 'mbps')
+TOLERANCE = {'latency': 0.02, 'rate': 0.05}
+LATE_SHARE = 0.01     # late completions over 1 % of the timed ones: host-bound
+LINEAR_NEAR = 0.20    # dm-linear within 20 % of the measurement: host-bound
+
+
+def tolerance(metric):
+    """The verdict's tolerance of @metric (pcmchar.results.METRICS): a rate
+    (iops, mbps) 5 %, a latency (every clat_*, and a ratio of latencies)
+    2 %."""
+    return TOLERANCE['rate' if metric in RATES else 'latency']
+
+
+def error(got, ref):
+    """(got - ref) / ref in percent; None without both (or ref 0)."""
+    if got is None or not ref:
+        return None
+    return (got - ref) / ref * 100
+
+
+def judge(metric, paper, measured, kind='near', model=None, differs=None, reached=True,
+          late=None, timed=None, linear=None):
+    """The verdict on one figure: a dict of
+
+      verdict          one of VERDICTS
+      against          'paper' or 'model' (what a reproduced figure is
+                       within the tolerance of), else None
+      reason           why, in words: the tolerance met, the evidence, the
+                       .rst's reason
+      evidence         the host-bound evidence found (a list of words; also
+                       beside another verdict), empty if none
+      error_paper_pct  the measurement against the paper (None for a bound)
+      error_model_pct  the measurement against the model (None without it)
+      tolerance_pct    the tolerance that applied
+
+    @metric: pcmchar.results' metric name (its tolerance: tolerance());
+    @paper, @measured, @model: the figure (the model's prediction of the
+    same point, None without one); @kind: 'near' or 'at_most' (the paper
+    gives a bound); @differs: the reason dm-pcm.rst gives where the model
+    is not within the tolerance of the paper (None: it is); @reached:
+    False where the .rst says the model does not reproduce the figure at
+    all; @late, @timed: the device's late and timed (held + late)
+    completions over the point (None: not recorded); @linear: dm-linear's
+    figure on the same point and clock (None: none)."""
+    tol = tolerance(metric)
+    bound = kind == 'at_most'
+    out = {'verdict': None, 'against': None, 'reason': '', 'evidence': [],
+           'error_paper_pct': None if bound else error(measured, paper),
+           'error_model_pct': error(measured, model), 'tolerance_pct': tol * 100}
+    if late is not None and timed:
+        share = late / timed
+        if share > LATE_SHARE:
+            out['evidence'].append(f'{late} of {timed} completions late ({share * 100:.1f} % > '
+                                   f'{LATE_SHARE * 100:g} %)')
+    if linear is not None and measured:
+        off = error(linear, measured)
+        if abs(off) <= LINEAR_NEAR * 100:
+            out['evidence'].append(f'dm-linear {linear:.4g} on the same point, {off:+.1f} % of '
+                                   f'the measurement (within {LINEAR_NEAR * 100:g} %)')
+    within = f'within {tol * 100:g} %'
+    if measured is None:
+        out.update(verdict=NOT_REPRODUCED, reason='not measured')
+    elif reached and (measured <= paper * (1 + tol) if bound
+                      else abs(measured - paper) <= tol * abs(paper)):
+        out.update(verdict=REPRODUCED, against='paper',
+                   reason=f'at most the bound (+{tol * 100:g} %)' if bound
+                   else f'{within} of the paper')
+    elif differs and model is not None and abs(measured - model) <= tol * abs(model):
+        out.update(verdict=REPRODUCED, against='model',
+                   reason=f'{within} of the model, which differs from the paper: {differs}')
+    elif out['evidence']:
+        out.update(verdict=HOST_BOUND, reason='; '.join(out['evidence']))
+    elif differs and not reached:
+        out.update(verdict=MODEL_DIFFERS, reason=differs)
+    else:
+        ref = 'model' if differs and model is not None else 'paper'
+        err = out['error_model_pct'] if ref == 'model' else out['error_paper_pct']
+        what = (f'{err:+.1f} % from the {ref}' if err is not None
+                else f'over the bound by {error(measured, paper):.1f} %')
+        out.update(verdict=NOT_REPRODUCED,
+                   reason=f'{what}, not {within}; no evidence that the host is the bound' +
+                   (f' (the model differs from the paper: {differs})' if differs else ''))
+    return out
