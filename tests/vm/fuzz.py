@@ -246,12 +246,15 @@ def predict_table(line, dev, dev_sectors):
 
 
 def wipe_meta(dev):
-    """Zero the superblocks that creating a device wrote, so that the next
-    table may have another geometry."""
+    """Zero the whole device: the superblocks that creating a device wrote,
+    so that the next table may have another geometry, and the rows the
+    slow path wrote (dm-pcm formats only a data area that holds nothing)."""
+    zeros = bytes(1 << 20)
     with open(dev, 'r+b') as f:
         end = f.seek(0, os.SEEK_END)
-        f.seek(end - (1 << 20))
-        f.write(bytes(1 << 20))
+        f.seek(0)
+        for off in range(0, end, len(zeros)):
+            f.write(zeros[:min(len(zeros), end - off)])
         os.fsync(f.fileno())
 
 
