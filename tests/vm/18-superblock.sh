@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Damaged and foreign metadata: a flipped bit or a wiped copy is recovered
 # from the other copy; both damaged, a geometry mismatch, foreign data and
-# a newer version are refused cleanly unless "format" is given.
+# a newer version are refused cleanly unless "format" is given; so is a
+# device whose superblocks are zeros but whose rows hold data (a device
+# that grew under dm-pcm: an extended dm-linear "LV").
 . "$(dirname "$0")/lib.sh"
 
 brd_load 16 || skip_all "brd not available"
@@ -93,10 +95,33 @@ dmsetup remove sb
 expect "the formatted device loads without format" dmsetup create sb --table "$table"
 dmsetup remove sb
 
-# a read-only table never formats
-dd if=/dev/zero of=$dev bs=512 seek=$meta count=$((2 * sbs)) conv=notrunc status=none
+# a read-only table never formats (a blank device: with data in its rows
+# and no superblock, any table is refused, test below)
+blkdiscard -f -z $dev 2>/dev/null
 m=$(dmesg_mark)
 expect "create --readonly on blank metadata is refused" bash -c "! dmsetup create --readonly sbro --table '$table' 2>/dev/null"
 expect "... saying why" bash -c "dmesg | sed -n '/$m/,\$p' | grep -q 'Read-only table cannot format'"
 expect "... and writes nothing" cmp -s <(dd if=$dev bs=512 skip=$meta count=$((2 * sbs)) status=none) <(head -c $((2 * sbs * 512)) /dev/zero)
+
+# a device that grows under dm-pcm: its metadata area moves onto zeros at
+# the new end, and its rows hold data; never formatted without "format"
+blkdiscard -f -z $dev 2>/dev/null
+half=$(( $(sectors $dev) / 2 ))
+dmsetup create lv --table "0 $half linear $dev 0"
+gtable=$(pcm_table /dev/mapper/lv $words)
+dmsetup create sb --table "$gtable"
+dd if=/tmp/sbdata of=/dev/mapper/sb bs=1M count=2 oflag=direct status=none
+dmsetup message sb 0 move_gap 3
+dmsetup remove sb
+dmsetup suspend lv && dmsetup load lv --table "0 $((2 * half)) linear $dev 0" && dmsetup resume lv
+gtable2=$(pcm_table /dev/mapper/lv $words)
+sum0=$(dd if=/dev/mapper/lv bs=1M status=none | md5sum)
+m=$(dmesg_mark)
+expect "the grown device, superblocks now zeros, rows holding data: refused" \
+	bash -c "! dmsetup create sb --table '$gtable2' 2>/dev/null"
+expect "... saying why" bash -c "dmesg | sed -n '/$m/,\$p' | grep -q 'holds data but no superblock'"
+expect_eq "... and nothing on the device changed" "$(dd if=/dev/mapper/lv bs=1M status=none | md5sum)" "$sum0"
+expect "with 'format' it is formatted" dmsetup create sb --table "$(pcm_table /dev/mapper/lv $words format)"
+dmsetup remove sb
+dmsetup remove lv
 finish
