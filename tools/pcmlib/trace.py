@@ -14,8 +14,8 @@ Formats:
       "TIME_MS FILE ACTION [OFFSET LENGTH]".  Actions read and write are
       replayed; add, open, close, sync, datasync and trim are skipped.
   blkparse's default text output: its 'Q' (queued) events whose RWBS
-      holds R or W, "SECTOR + NSECTORS"; other events, flushes (0
-      sectors) and discards are skipped; the summary after the events
+      holds R or W, "SECTOR + NSECTORS"; other events, flushes (no
+      sector, or 0 sectors) and discards are skipped; the summary after the events
       ("CPU0 (8,0):", "Total (8,0):") ends the trace.  Q, not D: a
       bio-based device (device-mapper's, dm-pcm's) logs Q and C only.
 
@@ -90,7 +90,9 @@ def parse_blkparse(lines):
             raise TraceError(f'line {lineno}: not a blkparse event line: {line.strip()!r}')
         if f[5] != 'Q':
             continue
-        if len(f) < 9 or f[8] != '+':
+        if len(f) < 9 and len(f) > 6 and 'F' in f[6]:
+            continue    # a flush without data: "Q FWS [fio]"
+        if len(f) < 10 or f[8] != '+':
             raise TraceError(f'line {lineno}: a Q event without "SECTOR + N": {line.strip()!r}')
         rwbs = f[6]
         if 'D' in rwbs or not ('R' in rwbs or 'W' in rwbs):
@@ -147,6 +149,8 @@ def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, lib=None)
     p = lib.parse(words)
     rs = p['row_size']
     extent = max(r.offset + r.bytes for r in reqs)
+    if size and extent > size:
+        raise libpcm.PcmError(f'the trace reaches byte {extent}, past the device\'s {size}')
     rows = max(-(-max(size, extent) // rs), p['domains'])
     if open_loop:
         if speed <= 0:
