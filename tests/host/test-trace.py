@@ -119,6 +119,13 @@ def test_open_loop_queueing():
     check(rd.get('ios') == 200 and rd.get('min_us') == rd.get('max_us') == SERVICE_NS / 1e3,
           f'below saturation: {rd}')
     check(r.get('mode') == 'open' and r.get('clock') == 'model', 'mode, clock')
+    csv = os.path.join(WORK, 'slow.csv')
+    rc, _, err = pcm('model', '--trace', path, '--open', '--speed', '1000', '--csv', csv, *FIXED)
+    with open(csv) as fh:
+        rows = [ln.rstrip('\n').split(',') for ln in fh]
+    check(rc == 0 and rows[0] == trace.CSV_HEADER.split(',') and len(rows) == 201, err)
+    check(rows[1:3] == [['0', '0', '4096', 'read', '0', '2500', '2500'],
+                        ['1', '0', '4096', 'read', '10000', '12500', '2500']], f'{rows[:3]}')
     # the same stream 1 ns apart (--speed 1e6): a queue that grows along it
     reqs, _ = trace.parse(stream(200, 1).splitlines())
     res, _, start, done = trace.replay(FIXED, reqs, open_loop=True, speed=1e6)
@@ -222,6 +229,19 @@ def test_refusals():
     check(rc == 0 and 'model clock' in out and 'write: 2 ios' in out, out + err)
 
 
+def test_help_example():
+    """pcmctl model --help's trace example runs as written."""
+    rc, out, err = pcm('model', '--help')
+    ex = [ln.strip() for ln in out.splitlines() if '/tmp/t.iolog' in ln]
+    check(rc == 0 and len(ex) == 2 and ex[0].startswith('printf'), out)
+    cmd = ' && '.join(ex).replace('/tmp/t.iolog', os.path.join(WORK, 't.iolog'))
+    cmd = cmd.replace('pcmctl model', f'{PCMCTL} model')
+    p = subprocess.run(['bash', '-c', cmd], text=True, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    check(p.returncode == 0 and 'read: 1 ios' in p.stdout and 'write: 1 ios' in p.stdout,
+          f'{cmd}: {p.stdout}')
+
+
 def cleanup():
     import shutil
     shutil.rmtree(WORK, ignore_errors=True)
@@ -229,4 +249,5 @@ def cleanup():
 
 if __name__ == '__main__':
     sys.exit(taplib.run_all([test_parsers_agree, test_open_loop_queueing,
-                             test_closed_loop_matches_model, test_refusals], cleanup))
+                             test_closed_loop_matches_model, test_refusals, test_help_example],
+                            cleanup))

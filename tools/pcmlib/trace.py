@@ -7,6 +7,8 @@
                           a line it cannot read
   replay(words, reqs, ...)
                           what 'pcmctl model --trace --json' prints
+  write_csv(path, reqs, start, done)
+                          one line per request ('pcmctl model --csv')
 
 Formats:
   fio's iolog (fio --write_iolog): "fio version 2 iolog" then
@@ -179,3 +181,15 @@ def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, lib=None)
         buckets['write' if r.write else 'read'][min(d // 10**9, secs - 1)] += 1
     res['iops_per_second'] = buckets
     return res, reqs, start, done
+
+
+CSV_HEADER = 'index,offset,bytes,rw,start_ns,done_ns,lat_ns'
+
+
+def write_csv(path, reqs, start, done):
+    """One line per request, in the replay's order: its start and done
+    instants and latency, ns of the model's clock."""
+    with open(path, 'w') as fh:
+        fh.write(CSV_HEADER + '\n')
+        for i, (r, s, d) in enumerate(zip(reqs, start, done)):
+            fh.write(f"{i},{r.offset},{r.bytes},{'write' if r.write else 'read'},{s},{d},{d - s}\n")
