@@ -404,3 +404,101 @@ out:
 	free(pos);
 	return r;
 }
+
+/* libpcm_replay()'s out[] */
+enum {
+	LIBPCM_R_ELAPSED,	/* ns from the first arrival to the last completion */
+	LIBPCM_R_MOVES,
+	LIBPCM_R_TAG_WAITS,
+	LIBPCM_R_CACHE_WAITS,
+	LIBPCM_R_DILATION,
+	LIBPCM_NR_REPLAY_OUT
+};
+
+int libpcm_nr_replay_out(void)
+{
+	return LIBPCM_NR_REPLAY_OUT;
+}
+
+/*
+ * Replay @n requests of a trace (byte offset @pos[i], @bytes[i], @write[i])
+ * through the model of the device the table words @argv describe, of
+ * @rows logical rows, with the same model_request() as libpcm_model().
+ * Open loop (@open): request i arrives at @arrival[i] ns (device time,
+ * non-decreasing), whatever is in flight.  Closed loop: @depth requests
+ * in flight, in the trace's order, each replaced by the next the instant
+ * it completes (@arrival is not read).  Fills @start[i] (its arrival) and
+ * @done[i] (its completion), ns of the device's time (the model's divided
+ * by dilation:K, as libpcm_model()), and @out (LIBPCM_NR_REPLAY_OUT
+ * values).  Returns 0, or -EINVAL/-ENOMEM with the reason in @text.
+ */
+int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
+		  const u64 *pos, const u64 *bytes, const u8 *write, u64 depth, u32 open,
+		  u64 *start, u64 *done, u64 *out, char *text, size_t len)
+{
+	u64 *next = NULL, end = 0, i, k, dil, span, prev = 0;
+	struct pcm_config cfg;
+	struct pcm_err e;
+	struct model m;
+	int r;
+
+	if (pcm_config_parse(&cfg, argc, argv, &e)) {
+		scnprintf(text, len, "%s: %s", e.what, e.detail);
+		return -EINVAL;
+	}
+	dil = cfg.val[PCM_DILATION];
+	span = rows * cfg.val[PCM_ROW_SIZE];
+	if (rows < cfg.val[PCM_DOMAINS] || (!open && (!depth || depth > 65536))) {
+		scnprintf(text, len, "replay out of range");
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (!bytes[i] || pos[i] >= span || bytes[i] > span - pos[i]) {
+			scnprintf(text, len, "request %llu out of range",
+				  (unsigned long long)i);
+			return -EINVAL;
+		}
+		if (open && arrival[i] < prev) {
+			scnprintf(text, len, "request %llu arrives before the one before it",
+				  (unsigned long long)i);
+			return -EINVAL;
+		}
+		if (open)
+			prev = arrival[i];
+	}
+	if (!open)
+		next = calloc(depth, sizeof(u64));
+	r = model_init(&m, &cfg, rows);
+	if (r || (!open && !next)) {
+		scnprintf(text, len, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		u64 s = 0, at, d;
+
+		if (open) {
+			at = arrival[i] * dil;
+		} else {
+			for (k = 1; k < depth; k++)
+				if (next[k] < next[s])
+					s = k;
+			at = next[s];
+		}
+		d = model_request(&m, at, write[i], pos[i], bytes[i]);
+		if (!open)
+			next[s] = d;
+		start[i] = div64_u64(at, dil);
+		done[i] = div64_u64(d, dil);
+		end = max(end, d);
+	}
+	out[LIBPCM_R_ELAPSED] = div64_u64(end, dil);
+	out[LIBPCM_R_MOVES] = m.moves;
+	out[LIBPCM_R_TAG_WAITS] = m.tag_waits;
+	out[LIBPCM_R_CACHE_WAITS] = m.cache_waits;
+	out[LIBPCM_R_DILATION] = dil;
+out:
+	model_free(&m);
+	free(next);
+	return r;
+}

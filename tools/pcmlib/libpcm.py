@@ -11,7 +11,7 @@ prebuilt libpcm.so) it is the one beside the tools, never rebuilt.
                         row_size, domains, ..., config; PcmError with the
                         parser's own message if it refuses them
   check_words(words)    the same, for a caller that only wants to know
-  Lib().length/model/params/map_row   (see each)
+  Lib().length/model/replay/params/map_row   (see each)
 """
 import os
 import subprocess
@@ -88,6 +88,10 @@ class Lib:
         so.libpcm_model.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64p,
                                     u64p, ctypes.POINTER(ctypes.c_uint8), u64p,
                                     ctypes.c_char_p, ctypes.c_size_t]
+        so.libpcm_replay.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64, u64,
+                                     u64p, u64p, u64p, ctypes.POINTER(ctypes.c_uint8), u64,
+                                     ctypes.c_uint32, u64p, u64p, u64p, ctypes.c_char_p,
+                                     ctypes.c_size_t]
         self.so = so
         self.nr_parse = so.libpcm_nr_parse_out()
         self.nr_length = so.libpcm_nr_length_out()
@@ -134,6 +138,27 @@ class Lib:
             raise PcmError(text.value.decode(errors='replace'))
         return list(lat), list(wr), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
                                                'cache_waits', 'dilation'), out))
+
+    def replay(self, words, rows, reqs, depth=1, open_loop=False):
+        """Replay @reqs, a list of (arrival_ns, offset, bytes, write), through
+        the model of @words on a device of @rows rows: open loop (arrivals
+        as given, non-decreasing) or closed at @depth (arrivals unread).
+        Per-request start and done instants (ns, the device's time: the
+        model's divided by dilation:K) and totals."""
+        n = len(reqs)
+        argv = _argv(words)
+        arr = (ctypes.c_uint64 * n)(*[r[0] for r in reqs])
+        pos = (ctypes.c_uint64 * n)(*[r[1] for r in reqs])
+        nb = (ctypes.c_uint64 * n)(*[r[2] for r in reqs])
+        wr = (ctypes.c_uint8 * n)(*[bool(r[3]) for r in reqs])
+        start, done = (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)()
+        out = (ctypes.c_uint64 * self.so.libpcm_nr_replay_out())()
+        text = ctypes.create_string_buffer(TEXT_MAX)
+        if self.so.libpcm_replay(len(words), argv, rows, n, arr, pos, nb, wr, depth,
+                                 bool(open_loop), start, done, out, text, TEXT_MAX):
+            raise PcmError(text.value.decode(errors='replace'))
+        return list(start), list(done), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
+                                                  'cache_waits', 'dilation'), out))
 
     def params(self):
         """Every parameter as the module describes it ("params" message):
