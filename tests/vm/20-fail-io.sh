@@ -216,6 +216,7 @@ dmsetup remove fi
 
 words="gap_interval:1 meta_device:/dev/ram1"
 table=$(pcm_table /dev/ram0 $words)
+wipe_meta /dev/ram0	# fi's rows: a data area holding data is not formatted
 dmsetup create fm --table "$table" || { fail "fm: create"; finish; }
 bytes=$(( $(sectors /dev/mapper/fm) * 512 ))
 head -c $bytes /dev/urandom > /tmp/oracle.img
