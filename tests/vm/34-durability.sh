@@ -6,8 +6,9 @@
 #    flush ever reaches dm-pcm, so a write that completed must survive a
 #    power cut as it is: a write to the row a gap move has just moved,
 #    then the cut (an error table swapped under the dm-linear), then a new
-#    dm-pcm over the same bytes reads it back.  Three rounds; and again
-#    with ecc:bch and a meta_device (the moved row's parity survives).
+#    dm-pcm over the same bytes reads it back.  Several rounds (6 at full
+#    PCM_SCALE, 2 in make check); and again with ecc:bch and a meta_device
+#    (the moved row's parity survives).
 #  - ecc:bch with a meta_device that has a volatile cache (dm-log-writes)
 #    over a data device without one: every crash point of gap moves,
 #    replayed, loads and reads every row back with no ECC error (the
@@ -122,8 +123,10 @@ dmsetup create pc --table "$(line /dev/mapper/under $len $words format)"
 expect_eq "the backing dm-linear over brd has no volatile cache" "$(cache_of under)" "write through"
 expect_eq "so dm-pcm over it advertises none" "$(cache_of pc)" "write through"
 dmsetup remove pc
+# PCM_SCALE: 6 rounds at full size, 2 in make check
+rounds=$(scaled 6 2)
 ok=0
-for i in 1 2 3; do
+for ((i = 1; i <= rounds; i++)); do
 	if cut_round pc "$table" $rows under; then
 		ok=$((ok + 1))
 	else
@@ -132,7 +135,7 @@ for i in 1 2 3; do
 		swap under "$(cat /tmp/up-under)"
 	fi
 done
-expect_eq "rounds in which every completed write survived the cut" "$ok" 3
+expect_eq "rounds in which every completed write survived the cut" "$ok" "$rounds"
 dmsetup remove under
 
 # --- 2. the same with ecc:bch on a meta_device, both without a cache ------
@@ -165,8 +168,8 @@ if modprobe dm-log-writes 2>/dev/null; then
 	dmsetup create pc --table "$(line /dev/ram0 $len $words meta_device:/dev/ram1 format)"
 	fill /dev/mapper/pc
 	dmsetup remove pc
-	tried=0 bad=0
-	for cycle in 1 2 3 4; do
+	tried=0 bad=0 cycles=$(scaled 8 2)	# 2 in make check
+	for ((cycle = 1; cycle <= cycles; cycle++)); do
 		dd if=/dev/ram1 of=/dev/ram3 bs=1M oflag=direct status=none
 		dmsetup create lwm --table "0 $(sectors /dev/ram1) log-writes /dev/ram1 /dev/ram2"
 		[ $cycle = 1 ] && expect_eq "dm-log-writes advertises a volatile cache" \
@@ -191,8 +194,8 @@ if modprobe dm-log-writes 2>/dev/null; then
 			dmsetup remove pcr
 		done
 	done
-	note "FIGURE: meta_device with a volatile cache: $tried crash points of 4 gap moves replayed, $bad bad"
-	expect "crash points inside the moves replayed ($tried)" test "$tried" -ge 8
+	note "FIGURE: meta_device with a volatile cache: $tried crash points of $cycles gap moves replayed, $bad bad"
+	expect "crash points inside the moves replayed ($tried)" test "$tried" -ge $((cycles * 2))
 	expect_eq "every one loads and reads every row back with no ECC error" "$bad" 0
 else
 	skip "dm-log-writes not available"
@@ -266,7 +269,7 @@ if modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null
 		--output=/dev/null &
 	fpid=$!
 	sleep 2
-	out=$(python3 "$here/nowait.py" /dev/mapper/pn 0 100)
+	out=$(python3 "$here/nowait.py" /dev/mapper/pn 0 "$(scaled 200 50)")
 	kill $fpid 2>/dev/null
 	wait $fpid 2>/dev/null
 	note "FIGURE: RWF_NOWAIT writes of one row over a full queue: $out"
@@ -305,7 +308,7 @@ rpid=$!
 rm -f /tmp/mm-done
 expect "fio: two mmap writers rewrite the same 4 MiB file, msync every 4 writes" \
 	fio --name=mm --directory=/tmp/pcm-mnt --filename=f --size=4M --bs=4k \
-	--rw=randwrite --ioengine=mmap --numjobs=2 --fsync=4 --time_based --runtime=10 \
+	--rw=randwrite --ioengine=mmap --numjobs=2 --fsync=4 --time_based --runtime="$(scaled 20 5)" \
 	--output=/dev/null
 touch /tmp/mm-done
 wait $rpid
