@@ -46,6 +46,18 @@ int libpcm_nr_length_out(void)
 	return LIBPCM_NR_LENGTH_OUT;
 }
 
+/* The table words of a call into @cfg; the parser's reason in @text if not. */
+static int parse_words(struct pcm_config *cfg, int argc, char **argv, char *text, size_t len)
+{
+	struct pcm_err e;
+
+	if (pcm_config_parse(cfg, argc, argv, &e)) {
+		scnprintf(text, len, "%s: %s", e.what, e.detail);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Parse a table line's optional words.  Returns 0 with the effective
  * values in @out (LIBPCM_NR_PARSE_OUT entries) and every effective
@@ -55,15 +67,12 @@ int libpcm_nr_length_out(void)
 int libpcm_parse(int argc, char **argv, u64 *out, char *text, size_t len)
 {
 	struct pcm_config cfg;
-	struct pcm_err e;
 	size_t n;
 
 	if (argc < 0 || !len)
 		return -EINVAL;
-	if (pcm_config_parse(&cfg, argc, argv, &e)) {
-		scnprintf(text, len, "%s: %s", e.what, e.detail);
+	if (parse_words(&cfg, argc, argv, text, len))
 		return -EINVAL;
-	}
 	out[LIBPCM_ROW_SIZE] = cfg.val[PCM_ROW_SIZE];
 	out[LIBPCM_DOMAINS] = cfg.val[PCM_DOMAINS];
 	out[LIBPCM_RANDOMIZE] = cfg.val[PCM_RANDOMIZE];
@@ -331,6 +340,21 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
 }
 
 /*
+ * The totals libpcm_model() and libpcm_replay() both return, in the order
+ * of their out[] (LIBPCM_M_* and LIBPCM_R_*, kept the same): elapsed time
+ * on the device's clock (the model's divided by the dilation), gap moves,
+ * tag and cache waits, the dilation.
+ */
+static void model_totals(const struct model *m, u64 end, u64 dil, u64 *out)
+{
+	out[0] = div64_u64(end, dil);
+	out[1] = m->moves;
+	out[2] = m->tag_waits;
+	out[3] = m->cache_waits;
+	out[4] = dil;
+}
+
+/*
  * Run a closed-loop workload (@wl, LIBPCM_NR_WL values) through the model
  * of the device the table words @argv describe: JOBS x DEPTH requests in
  * flight, each replaced by the next the instant it completes, as fio does.
@@ -347,14 +371,11 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 	u64 slots = wl[LIBPCM_WL_DEPTH] * wl[LIBPCM_WL_JOBS], bs = wl[LIBPCM_WL_BS];
 	u64 span, *next, *pos, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k, dil;
 	struct pcm_config cfg;
-	struct pcm_err e;
 	struct model m;
 	int r;
 
-	if (pcm_config_parse(&cfg, argc, argv, &e)) {
-		scnprintf(text, len, "%s: %s", e.what, e.detail);
+	if (parse_words(&cfg, argc, argv, text, len))
 		return -EINVAL;
-	}
 	dil = cfg.val[PCM_DILATION];
 	span = wl[LIBPCM_WL_ROWS] * cfg.val[PCM_ROW_SIZE];
 	if (!slots || slots > 65536 || !bs || bs % 512 || bs > span ||
@@ -393,11 +414,7 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		next[s] = done;
 		end = max(end, done);
 	}
-	out[LIBPCM_M_ELAPSED] = div64_u64(end, dil);
-	out[LIBPCM_M_MOVES] = m.moves;
-	out[LIBPCM_M_TAG_WAITS] = m.tag_waits;
-	out[LIBPCM_M_CACHE_WAITS] = m.cache_waits;
-	out[LIBPCM_M_DILATION] = dil;
+	model_totals(&m, end, dil, out);
 out:
 	model_free(&m);
 	free(next);
@@ -414,6 +431,11 @@ enum {
 	LIBPCM_R_DILATION,
 	LIBPCM_NR_REPLAY_OUT
 };
+_Static_assert((int)LIBPCM_R_ELAPSED == (int)LIBPCM_M_ELAPSED &&
+	       (int)LIBPCM_R_MOVES == (int)LIBPCM_M_MOVES &&
+	       (int)LIBPCM_R_TAG_WAITS == (int)LIBPCM_M_TAG_WAITS &&
+	       (int)LIBPCM_R_CACHE_WAITS == (int)LIBPCM_M_CACHE_WAITS &&
+	       (int)LIBPCM_R_DILATION == (int)LIBPCM_M_DILATION, "model_totals() fills both alike");
 
 int libpcm_nr_replay_out(void)
 {
@@ -438,14 +460,11 @@ int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
 {
 	u64 *next = NULL, end = 0, i, k, dil, span, prev = 0;
 	struct pcm_config cfg;
-	struct pcm_err e;
 	struct model m;
 	int r;
 
-	if (pcm_config_parse(&cfg, argc, argv, &e)) {
-		scnprintf(text, len, "%s: %s", e.what, e.detail);
+	if (parse_words(&cfg, argc, argv, text, len))
 		return -EINVAL;
-	}
 	dil = cfg.val[PCM_DILATION];
 	span = rows * cfg.val[PCM_ROW_SIZE];
 	if (rows < cfg.val[PCM_DOMAINS] || (!open && (!depth || depth > 65536))) {
@@ -492,11 +511,7 @@ int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
 		done[i] = div64_u64(d, dil);
 		end = max(end, d);
 	}
-	out[LIBPCM_R_ELAPSED] = div64_u64(end, dil);
-	out[LIBPCM_R_MOVES] = m.moves;
-	out[LIBPCM_R_TAG_WAITS] = m.tag_waits;
-	out[LIBPCM_R_CACHE_WAITS] = m.cache_waits;
-	out[LIBPCM_R_DILATION] = dil;
+	model_totals(&m, end, dil, out);
 out:
 	model_free(&m);
 	free(next);
