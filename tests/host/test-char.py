@@ -1053,21 +1053,24 @@ def test_guest_recording():
 def test_calibrate_function():
     """pcm-bench timing's calibration, callable from characterize: the
     device it makes (at the run's dilation), the overhead per direction
-    (fio's median clat minus the hold, x K), the device removed after."""
+    (fio's mean clat minus the hold: 100 us on the host's clock at any K),
+    the device removed after."""
     sys.path.insert(0, os.path.join(TOP, 'tools'))
     import types
     from pcmbench import timing
-    check(timing.calibration_words() == 'preset:none gap_interval:0 read_ns:500000 '
-          'write_ns:500000' and timing.calibration_words(8).endswith(' dilation:8'), 'words')
-    check(timing.overhead_of(509400) == 9400 and timing.overhead_of(4009800, 8) == 9800 and
-          timing.overhead_of(3990000, 8) == 0, 'overhead_of')
+    check(timing.calibration_words() == 'preset:none gap_interval:0 read_ns:100000 '
+          'write_ns:100000' and timing.calibration_words(8) == 'preset:none gap_interval:0 '
+          'read_ns:12500 write_ns:12500 dilation:8', 'words')
+    check(timing.overhead_of(109400) == 9400 and timing.overhead_of(109800.4, 8) == 9800 and
+          timing.overhead_of(99000, 8) == 0 and timing.overhead_of(109999, 3) == 10000,
+          'overhead_of: the hold 33333 x 3 at K = 3')
     made, ran = [], []
     saved = {k: getattr(timing, k) for k in ('pcm_create', 'sh', 'measure', 'status',
                                              'lateness')}
-    clat = {'randread': 4009400, 'randwrite': 4010200}
+    clat = {'randread': 109400, 'randwrite': 110200}
 
     def fake_measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None):
-        runs.append(dict(extra or {}, device=name, rw=rw, clat_median_ns=clat[rw],
+        runs.append(dict(extra or {}, device=name, rw=rw, clat_mean_ns=clat[rw],
                          size_mib=size_mib))
     try:
         timing.pcm_create = lambda name, words, backing='/dev/ram0': made.append(
@@ -1087,7 +1090,7 @@ def test_calibrate_function():
           f'device {made}')
     check(ran[-1] == 'dmsetup remove bench-tm' and 'set overhead_ns 0' in ran[0],
           f'commands {ran}')
-    check(len(runs) == 2 and all(r['set_us'] == 500 and r['dilation'] == 8 and
+    check(len(runs) == 2 and all(r['set_us'] == 100 and r['dilation'] == 8 and
                                  r['size_mib'] == 63 for r in runs), f'runs {runs}')
 
 
@@ -1257,7 +1260,8 @@ def test_bench_cli_dilation():
     for argv, msg in ((['characterize', 'x.toml', '--dilation', '0'], "'0': an integer from 1"),
                       (['characterize', 'x.toml', '--dilation', '1001'], 'from 1 to 1000'),
                       (['characterize', 'x.toml', '--overhead-ns', '1,2,3'], 'READ[,WRITE]'),
-                      (['timing', '--dilation', '8'], 'timing takes no --dilation'),
+                      (['timing', '--calibrate'], 'timing takes no --dilation'),
+                      (['passthrough', '--dilation', '8'], 'passthrough takes no --dilation'),
                       (['passthrough', '--calibrate'], 'passthrough takes no --dilation')):
         res = bench(*argv)
         check(res.returncode == 2 and msg in res.stderr, f'{argv}: {res.stderr[-300:]!r}')
@@ -1274,7 +1278,8 @@ def test_bench_cli_dilation():
     a = ap.parse_args(['calibrate', '--dilation', '8', '--rounds', '2'])
     check((a.mode, a.dilation, a.rounds) == ('calibrate', 8, 2), f'calibrate: {a}')
     res = bench('calibrate', '--overhead-ns', '5')
-    check(res.returncode == 2 and 'calibrate takes --dilation' in res.stderr, res.stderr[-200:])
+    check(res.returncode == 2 and 'timing and calibrate take --dilation' in res.stderr,
+          res.stderr[-200:])
     runs = [{'round': rnd, 'rw': rw, 'dilation': 8, 'overhead_ns': ns}
             for rnd, rw, ns in ((0, 'randread', 9000), (0, 'randwrite', 9900),
                                 (1, 'randread', 9400), (1, 'randwrite', 9800),
@@ -1287,6 +1292,79 @@ def test_bench_cli_dilation():
           f'calibrate summary: {summary} {table}')
 
 
+def test_run_clock_defaults():
+    """pcm-bench characterize's dilation and calibration when neither the
+    command line nor the spec names them: dilation 8 in an icount VM, 1
+    with --native or --no-icount, calibrated; the spec's own keys and the
+    command line's win; the run's spec.toml says which were defaults."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import main as bmain, characterize as bchar
+    from pcmlib import clock
+    ap, _ = bmain.build_parser()
+
+    def got(argv, text=TINY):
+        a = ap.parse_args(['characterize', 'x.toml'] + argv)
+        c = bchar.run_clock(a, text)
+        s = spec.loads(spec.override_text(text, **c))
+        return s.dilation, s.calibrate, s.overhead_ns, c['defaults']
+    check(clock.ICOUNT_DILATION == 8 and clock.default_dilation(native=False, icount=True) == 8
+          and clock.default_dilation(native=True) == 1 and
+          clock.default_dilation(icount=False) == 1, 'clock defaults')
+    check(got([]) == (8, True, None, {'dilation', 'calibrate'}), f'icount VM: {got([])}')
+    check(got(['--native'])[:2] == (1, True), f'--native: {got(["--native"])}')
+    check(got(['--no-icount'])[:2] == (1, True), 'no icount: K = 1')
+    check(got(['--dilation', '4', '--no-calibrate']) == (4, False, None, set()),
+          'the command line wins')
+    check(got(['--overhead-ns', '9000'])[:3] == (8, False, {'read': 9000, 'write': 9000}),
+          '--overhead-ns: no calibration run')
+    check(got([], 'dilation = 2\ncalibrate = false\n' + TINY) == (2, False, None, set()),
+          "the spec's keys win over the defaults")
+    check(got([], 'overhead_ns = { read = 5 }\n' + TINY)[:3] == (8, False,
+                                                                   {'read': 5, 'write': 0}),
+          "the spec's overhead_ns: no calibration run")
+    a = ap.parse_args(['characterize', 'x.toml'])
+    t = spec.override_text(TINY, **bchar.run_clock(a, TINY))
+    check(t.startswith('# pcm-bench characterize: dilation by default, calibrate by default'),
+          t[:120])
+
+
+def test_read_raw_xz():
+    """A committed run keeps fio's JSON as raw/NAME.xz (what --redraw
+    needs); read_raw() reads either form, the plain file first."""
+    import lzma
+    d = os.path.join(WORK, 'xzrun')
+    os.makedirs(os.path.join(d, 'raw'), exist_ok=True)
+    with lzma.open(os.path.join(d, 'raw', 'p001-d0.json.xz'), 'wt') as fh:
+        fh.write('{"jobs": []}')
+    check(results.read_raw(d, 'p001-d0.json') == '{"jobs": []}', 'read from .xz')
+    with open(os.path.join(d, 'raw', 'p001-d0.json'), 'w') as fh:
+        fh.write('{"plain": 1}')
+    check(results.read_raw(d, 'p001-d0.json') == '{"plain": 1}', 'the plain file first')
+    try:
+        results.read_raw(d, 'p002-d0.json')
+        check(False, 'a missing file read')
+    except FileNotFoundError:
+        pass
+
+
+def test_warmup_ios():
+    """warmup_ios = N: the point's warm-up job runs N I/Os, not warmup
+    seconds (PSS's full write cache at any dilation); 0 keeps the time."""
+    s = spec.loads('warmup = 0.5\n[axes]\ndevice = "preset:pss"\nrw = "randwrite"\n'
+                   '[[sweep]]\nwarmup_ios = 4000\n[[sweep]]\nbs = "512"\n')
+    with_ios, plain = (fiojob.job_text(s, p) for p in s.points)
+    warm = with_ios.split('[warmup]')[1].split('[rep1]')[0].split()
+    check(warm == ['time_based=0', 'number_ios=4000'], f'warm-up by count: {warm}')
+    check('runtime=500ms' in plain.split('[warmup]')[1].split('[rep1]')[0],
+          'warm-up by time otherwise')
+    check(s.points[0].describe().endswith('after 4000 I/Os'), s.points[0].describe())
+    try:
+        spec.loads('[axes]\nwarmup_ios = -1\n')
+        check(False, 'warmup_ios -1 accepted')
+    except spec.SpecError as e:
+        check(str(e).startswith('axes.warmup_ios'), str(e))
+
+
 def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
@@ -1295,7 +1373,8 @@ def main():
         test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
         test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
-        test_bench_cli_dilation)
+        test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
+        test_warmup_ios)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

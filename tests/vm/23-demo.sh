@@ -4,9 +4,11 @@
 # (the README's form for a host that loads modules) runs tools/demo's host
 # part and its guest part here, the same code as in its own VM (--short:
 # fio jobs of 1 s; --no-build: the module built for this kernel; --outdir:
-# the tree is read-only here).  Then its summary is checked from the raw
-# figures: fsck clean, the table as long as 'pcmctl length' says, and
-# dm-pcm's counters consistent with the bytes fio moved.
+# the tree is read-only here; here, not under icount: dilation 1,
+# calibrated as on a real host).  Then its summary is checked from the raw
+# figures: fsck clean, the table as long as 'pcmctl length' says, the
+# calibration measured and set, and dm-pcm's counters consistent with the
+# bytes fio moved.
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
@@ -33,6 +35,9 @@ def check(what, cond):
 check('fsck.ext4 -fn clean', s['fsck_clean'] is True)
 table = s['table'].split()
 check(f"table length {table[1]} is pcmctl length's {s['length']}", int(table[1]) == s['length'])
+check(f"preset onyx, calibrated: {s['table']}", s['preset'] == 'onyx' and
+      'preset:onyx' in table and s['overhead_ns'] and
+      f"overhead_ns:{s['overhead_ns']['read']}" in table and s['dilation'] == 1)
 check('four fio jobs, each moved data', len(jobs) == 4 and all(j['read_bytes'] + j['write_bytes'] > 0 for j in jobs))
 fr = sum(j['read_bytes'] for j in jobs)
 fw = sum(j['write_bytes'] for j in jobs)
@@ -48,10 +53,14 @@ check("the demo's own checks all passed", all(c['ok'] for c in s['checks']))
 sys.exit(0 if ok else 1)
 PY
 # the characterization (tools/char/demo.toml, --short: its QD1 points):
-# pss and onyx beside their papers, the report, its figures and CSVs
-expect "it printed pss's and onyx's QD1 read latency beside their papers" \
-	bash -c "grep -q '^pss: 4 KB random read, QD1, latency ' /tmp/demo.out &&
+# pss, onyx and reram beside their papers and the model, each with a
+# verdict, where the time went, the report, its figures and CSVs
+expect "it printed pss's, onyx's and reram's QD1 read latency, each with a verdict" \
+	bash -c "grep -Eq '^pss: 4 KB random read, QD1, latency .*(reproduced|host-bound|model-differs-from-paper|not reproduced)' /tmp/demo.out &&
 		grep -q '^onyx: 4 KB random read, QD1, latency ' /tmp/demo.out &&
+		grep -q '^reram: 256 B random read, QD1, mean latency' /tmp/demo.out &&
+		grep -q \"^where each I/O's time went\" /tmp/demo.out &&
+		grep -q '^clock: real time; dilation: 1 ' /tmp/demo.out &&
 		grep -q '^report:  $out/char/demo/report.md' /tmp/demo.out"
 expect "the report has every section, the CSVs every point asked for" \
 	python3 - $out/char/demo <<'PY'
@@ -68,11 +77,13 @@ for s in ('# dm-pcm characterization: demo', '## Paper vs dm-pcm', '## Figures',
     check(f'section {s}', f'\n{s}\n' in '\n' + md)
 rows = list(csv.DictReader(open(os.path.join(d, 'points.csv'))))
 runs = sorted((r['on'], r['rw'], r['iodepth'], r['side']) for r in rows)
-want = sorted((dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx', 'dm-linear')
-              for rw in ('randread', 'randwrite'))
-check(f'points.csv: each QD1 point on pss, onyx and dm-linear: {runs}', runs == want)
-check('ext4, 2 repetitions each, IOPS > 0',
-      all(r['target'] == 'ext4' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
+want = sorted([(dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx')
+               for rw in ('randread', 'randwrite')] +
+              [('preset:reram', 'randread', '1', 'read')] +
+              [('dm-linear', rw, '1', rw[4:]) for rw in ('randread', 'randread', 'randwrite')])
+check(f'points.csv: each QD1 point on pss, onyx, reram and dm-linear: {runs}', runs == want)
+check('raw device, 2 repetitions each, IOPS > 0',
+      all(r['target'] == 'raw' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
 lat = {(r['on'], r['rw']): float(r['clat_mean_us']) for r in rows}
 # a completion is held to its modeled instant: pss's 4 KiB read, 35 us
 check(f"pss reads held: {lat[('preset:pss', 'randread')]:.1f} us >= 31.5",
@@ -82,7 +93,7 @@ check('job files', all('stonewall' in open(os.path.join(d, 'jobs', f)).read()
 fig = os.path.join(d, 'figures', 'pss-cdf')
 check('the PSS CDF: PNG and CSV', os.path.getsize(fig + '.png') > 0 and
       len(open(fig + '.csv').read().splitlines()) > 3)
-check('the devices: table line and config reply', md.count('dmsetup table: 0 ') == 3 and
+check('the devices: table line and config reply', md.count('dmsetup table: 0 ') == 4 and
       'config: ' in md)
 sys.exit(0 if ok else 1)
 PY

@@ -3,8 +3,9 @@
 
 this host's completion overhead per direction, what overhead_ns takes
 off every hold: 4 KiB random reads and writes at QD1 on dm-pcm over brd
-holding each 500 us (nothing else modeled; at --dilation K: 500 us x K
-on this host's clock), fio's median clat minus the hold, once per round;
+holding each 100 us on this host's clock (nothing else modeled; at
+--dilation K, default 8 under icount: 100 us / K on the device's),
+fio's mean clat minus the hold, once per round;
 the median over the rounds is printed and saved (its JSON's
 "overhead_ns") for later runs: pcm-bench characterize --overhead-ns
 READ,WRITE, or a table's overhead_ns:N.  The same measurement as pcm-bench
@@ -43,7 +44,7 @@ def summarize(res):
     clock = 'icount' if res.get('icount') else 'real time'
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s; clock {clock}, dilation {k}; 4 KiB QD1 held "
-             f"{timing.TIMING_CAL_US} us x {k}: fio's median clat minus the hold",
+             f"{timing.TIMING_CAL_US} us (host): fio's mean clat minus the hold",
              f"{'round':>5} {'read ns':>9} {'write ns':>9}"]
     for rnd in sorted({r['round'] for r in res['runs']}):
         got = {r['rw']: r['overhead_ns'] for r in res['runs'] if r['round'] == rnd}

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from pcmlib import vm
+from pcmlib import clock, vm
 from .common import TOP, VM_TIMEOUT
 
 NAME = 'characterize'
@@ -108,6 +108,28 @@ def host_characterize(args, spec, spec_text):
     return 0
 
 
+def run_clock(args, text):
+    """The dilation and calibration of a run: the command line's, else the
+    spec's, else the defaults (pcmlib/clock.py: dilation 8 in an icount
+    VM, 1 on a real host or without icount; calibrated).  A dict for
+    override_text(), with 'defaults': the keys that took the default."""
+    import tomllib
+    try:
+        keys = set(tomllib.loads(text))
+    except tomllib.TOMLDecodeError:
+        keys = set()    # loads() says what is wrong with it
+    out = {'dilation': args.dilation, 'calibrate': args.calibrate,
+           'overhead_ns': args.overhead_ns, 'defaults': set()}
+    if args.dilation is None and 'dilation' not in keys:
+        out['dilation'] = clock.default_dilation(args.native, not args.no_icount)
+        out['defaults'].add('dilation')
+    if args.calibrate is None and args.overhead_ns is None and \
+            not keys & {'calibrate', 'overhead_ns'}:
+        out['calibrate'] = True
+        out['defaults'].add('calibrate')
+    return out
+
+
 def run(args, ap):
     """characterize SPEC: the spec checked (on the host with libpcm too),
     then the guest's part (--guest) or the host's."""
@@ -129,9 +151,8 @@ def run(args, ap):
         # (libpcm) before any VM boots; in the guest they were
         with open(args.spec, encoding='utf-8') as fh:
             text = fh.read()
-        text = pspec.override_text(text, dilation=getattr(args, 'dilation', None),
-                                   calibrate=getattr(args, 'calibrate', None),
-                                   overhead_ns=getattr(args, 'overhead_ns', None))
+        if not args.guest:
+            text = pspec.override_text(text, **run_clock(args, text))
         spec = pspec.loads(text, os.path.splitext(os.path.basename(args.spec))[0],
                            tables=not args.guest)
     except OSError as e:

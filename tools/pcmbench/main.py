@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from pcmlib import vm, words as pwords
+from pcmlib import clock, vm, words as pwords
 from . import (barriers, bigdev, calibrate, characterize, ecc, passthrough, scaling, startgap,
                timing)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
@@ -39,12 +39,14 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'ecc': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
         'startgap': {'runtime', 'rounds', 'cpus', 'no_icount'},
         'barriers': {'rounds', 'cpus', 'no_icount'},
-        'timing': {'runtime', 'rounds', 'cpus', 'no_icount'},
+        'timing': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
                          'calibrate', 'overhead_ns'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
+# the modes whose devices run at a dilation (default: pcmlib/clock.py's)
+DILATED = ('timing', 'calibrate')
 SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pcm, no delays',
          'scaling': 'whether the timing model lets two CPUs work apart',
          'ecc': 'what ECC costs: dm-linear, dm-integrity, dm-pcm without and with ecc:bch',
@@ -81,13 +83,17 @@ def host(args):
     tmp = os.path.join(outdir, f'{args.mode}-raw.json')
     if os.path.exists(tmp):
         os.unlink(tmp)
+    icount = args.mode != 'bigdev' and not args.no_icount
+    if args.mode in DILATED and args.dilation is None:
+        args.dilation = clock.default_dilation(args.native, icount)
+        print(f'pcm-bench: dilation {args.dilation} ({clock.name(icount and not args.native)}'
+              f'; --dilation K to choose another)', flush=True)
     inner = [ENTRY, '--guest', '--out', tmp,
              '--runtime', str(args.runtime), '--rounds', str(args.rounds),
              '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words]
-    inner += ['--dilation', str(args.dilation)] if args.dilation else []
     inner.append(args.mode)
+    inner += ['--dilation', str(args.dilation)] if args.dilation else []
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
-    icount = args.mode != 'bigdev' and not args.no_icount
     if args.mode == 'bigdev':
         vm_opts += ['--nvme', str(bigdev.BIGDEV_MIB)]  # and no icount: a host file behind
     elif icount:
@@ -148,17 +154,19 @@ def add_options(p, shown=None):
         'in the output directory (or --run-dir\'s); a run without --redraw never '
         'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
     arg('dilation', '--dilation', type=dilation_k, metavar='K',
-        help='characterize: every dm-pcm device with dilation:K (1 to 1000), fio\'s latencies '
-        'divided by K and its rates multiplied by K (dm-pcm.rst, "Time dilation"; default: '
-        'the spec\'s dilation, else 1); calibrate: measure at dilation K')
+        help='characterize, timing, calibrate: every dm-pcm device with dilation:K (1 to '
+        '1000), fio\'s latencies divided by K and its rates multiplied by K (dm-pcm.rst, "Time '
+        'dilation"; default: the spec\'s, else 8 in an icount VM, 1 with --native or '
+        '--no-icount: pcmlib/clock.py says why)')
     arg('calibrate', '--calibrate', action='store_const', const=True,
         help='characterize: measure this host\'s completion overhead per direction at the '
-        'run\'s start (at its dilation) and set overhead_ns on every point\'s device')
+        'run\'s start (at its dilation) and set overhead_ns on every point\'s device (the '
+        'default, unless the spec says calibrate = false or gives overhead_ns)')
     arg('calibrate', '--no-calibrate', action='store_const', const=False,
         help='characterize: no calibration, whatever the spec says ("uncalibrated")')
     arg('overhead_ns', '--overhead-ns', type=overhead_pair, metavar='R[,W]',
         help='characterize: overhead_ns for reads and writes (ns) as measured before '
-        '(pcm-bench timing); one number for both')
+        '(pcm-bench calibrate, at the same dilation); one number for both')
     arg('trace', '--trace', action='store_true',
         help='characterize: blktrace on the device and its backing device around every run '
         '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
@@ -229,10 +237,10 @@ def main(argv=None):
         return characterize.run(args, mp)
     if args.trace or args.redraw:
         mp.error(f'{args.mode} takes no SPEC nor --trace (characterize does)')
-    if (args.dilation is not None and args.mode != 'calibrate') or \
+    if (args.dilation is not None and args.mode not in DILATED) or \
             args.calibrate is not None or args.overhead_ns is not None:
         mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
-                 '--overhead-ns (characterize does; calibrate takes --dilation)')
+                 '--overhead-ns (characterize does; timing and calibrate take --dilation)')
     if args.guest:
         guest(args)
         return 0

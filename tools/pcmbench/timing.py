@@ -8,18 +8,23 @@ with irqmode=2 completion_nsec=X (the kernel's own timed completion);
 the lateness the device measured itself (its "lateness" histogram:
 median and 99th percentile) and fio's median clat minus X for both.  A
 calibration point (X = 500 us) measures this host's completion overhead
-(clat - X) each round, and every figure is measured again with the
+(mean clat - X) each round, and every figure is measured again with the
 device's overhead_ns set to it (calibrated); then the presets' QD1
 figures (onyx 4 KiB read and write, pss 4 KiB read, reram 512 B read)
 against pcmctl model's prediction, raw and calibrated; and (calibrated)
 4 KiB random read and write IOPS at depths 1, 4, 16 and 64 on pss and
 psd against the model's, with fio's CPU share (where it nears 100 %, the
-guest is the bound).
+guest is the bound).  At --dilation K (default: 8 under icount, 1 on a
+real host or without icount; pcmlib/clock.py) every dm-pcm device has
+dilation:K and null_blk completes after X x K; their latencies are
+divided by K and their rates multiplied by K (the device's clock), and
+overhead_ns, measured at K, is on the host's clock as the module takes
+it; dm-linear is the host's own, undilated.
 """
 import json
 import statistics
 
-from pcmlib import words as pwords
+from pcmlib import clock, words as pwords
 from .common import (RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, measure, status, med,
                      TOP)
 
@@ -28,18 +33,23 @@ HELP = __doc__.split('\n\n', 1)[1].strip()
 
 
 TIMING_US = (1, 10, 38, 179, 1000, 2000)  # modeled QD1 latencies
-TIMING_CAL_US = 500  # the calibration point: not one of TIMING_US
+# The calibration's hold, on the host's clock at any dilation (the device
+# holds it / K): short beside the guest's 4 ms timer tick, so that few of
+# its I/Os wait through a tick, whose cost is no completion's; and not
+# one of TIMING_US
+TIMING_CAL_US = 100
 TIMING_PRESETS = (('onyx', 'randread', '4k'), ('onyx', 'randwrite', '4k'),
                   ('pss', 'randread', '4k'), ('reram', 'randread', '512'))
 TIMING_QD_PRESETS = ('pss', 'psd')
 TIMING_QDS = (1, 4, 16, 64)
 
 
-def timer_nullblk(us):
-    """null_blk completing every request us after it arrived, from an
-    hrtimer (irqmode=2): the kernel's own timed completion."""
+def timer_nullblk(us, dilation=1):
+    """null_blk completing every request us x dilation after it arrived,
+    from an hrtimer (irqmode=2): the kernel's own timed completion."""
     sh('rmmod null_blk 2>/dev/null; true')
-    sh(f'modprobe null_blk nr_devices=1 gb=1 irqmode=2 completion_nsec={us * 1000}')
+    sh(f'modprobe null_blk nr_devices=1 gb=1 irqmode=2 '
+       f'completion_nsec={us * 1000 * dilation}')
     return '/dev/nullb0'
 
 
@@ -72,20 +82,28 @@ def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None, size_
     runs[-1].update(lateness=lateness(name), late=status(name)['late'])
 
 
+def cal_device_ns(dilation=1):
+    """The calibration device's read_ns and write_ns: TIMING_CAL_US on the
+    host's clock at @dilation (the device's nanoseconds, rounded down)."""
+    return TIMING_CAL_US * 1000 // dilation
+
+
 def calibration_words(dilation=1):
-    """The calibration device: reads and writes held TIMING_CAL_US, nothing
-    else modeled; at the run's dilation (overhead_ns is not dilated: it is
-    measured where it is used)."""
-    words = (f'preset:none gap_interval:0 read_ns:{TIMING_CAL_US * 1000} '
-             f'write_ns:{TIMING_CAL_US * 1000}')
+    """The calibration device: reads and writes held TIMING_CAL_US on the
+    host's clock, nothing else modeled; at the run's dilation (overhead_ns
+    is not dilated: it is measured where it is used)."""
+    ns = cal_device_ns(dilation)
+    words = f'preset:none gap_interval:0 read_ns:{ns} write_ns:{ns}'
     return words + (f' dilation:{dilation}' if dilation != 1 else '')
 
 
-def overhead_of(clat_median_ns, dilation=1):
-    """This host's completion overhead (ns, not below 0) from fio's median
-    clat on the calibration device: the hold is TIMING_CAL_US x K on the
-    host's clock."""
-    return max(0, clat_median_ns - TIMING_CAL_US * 1000 * dilation)
+def overhead_of(clat_mean_ns, dilation=1):
+    """This host's completion overhead (ns, not below 0) from fio's mean
+    clat on the calibration device, less its hold (cal_device_ns() x K on
+    the host's clock).  The mean, as the figures it calibrates are means,
+    and exact: fio's percentiles are bucketed, 1/64 of a power of two wide
+    (8 us at 500 us, 64 us at 4 ms)."""
+    return max(0, round(clat_mean_ns) - cal_device_ns(dilation) * dilation)
 
 
 def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
@@ -93,7 +111,8 @@ def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
     """This host's completion overhead per direction, {'randread': ns,
     'randwrite': ns}: 4 KiB QD1 reads and writes (fio, args.runtime s
     each, over @size_mib MiB of @backing) on a dm-pcm device holding each
-    TIMING_CAL_US (at @dilation), fio's median clat minus the hold.  The
+    TIMING_CAL_US on the host's clock (at @dilation), fio's mean clat
+    minus the hold.  The
     runs are appended to @runs (device dm-pcm, set_us TIMING_CAL_US).
     'pcm-bench timing' calls it each round; 'pcm-bench characterize'
     (calibrate = true, --calibrate) at the start of the run."""
@@ -105,15 +124,17 @@ def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
     try:
         for rw in ('randread', 'randwrite'):
             measure_pcm(runs, rnd, name, rw, '4k', args, extra, size_mib=size_mib)
-            overhead[rw] = overhead_of(runs[-1]['clat_median_ns'], dilation)
+            overhead[rw] = overhead_of(runs[-1]['clat_mean_ns'], dilation)
     finally:
         sh(f'dmsetup remove {name}')
     return overhead
 
 
-def timing_device(words):
-    """A fresh dm-pcm over the ramdisk with its own geometry (format)."""
-    pcm_create('bench-tm', words + ' format')
+def timing_device(words, dilation=1):
+    """A fresh dm-pcm over the ramdisk with its own geometry (format), at
+    @dilation."""
+    pcm_create('bench-tm', words + (f' dilation:{dilation}' if dilation != 1 else '') +
+               ' format')
     return 'bench-tm'
 
 
@@ -136,6 +157,7 @@ def merge_hists(rs):
 
 
 def guest(args, runs):
+    k = args.dilation or 1
     fresh_ramdisk()
     sh('dmsetup create bench-linear --table "0 %d linear /dev/ram0 0"' % (RAM_MIB * 2048))
     for rnd in range(args.rounds):
@@ -143,30 +165,30 @@ def guest(args, runs):
             measure(runs, rnd, 'dm-linear', '/dev/mapper/bench-linear', rw, 1, args,
                     {'set_us': 0})
         # the calibration: this host's cost of completing a held bio, this round
-        overhead = calibrate(args, runs, rnd)
+        overhead = calibrate(args, runs, rnd, dilation=k)
         for us in TIMING_US:
-            nullb = timer_nullblk(us)
+            nullb = timer_nullblk(us, k)
             name = timing_device(f'preset:none gap_interval:0 read_ns:{us * 1000} '
-                                 f'write_ns:{us * 1000}')
+                                 f'write_ns:{us * 1000}', k)
             for rw in ('randread', 'randwrite'):
-                measure(runs, rnd, 'null_blk', nullb, rw, 1, args, {'set_us': us})
+                measure(runs, rnd, 'null_blk', nullb, rw, 1, args, {'set_us': us, 'dilation': k})
                 for cal in (None, overhead):
                     measure_pcm(runs, rnd, name, rw, '4k', args,
-                                {'set_us': us, 'model_us': us}, overhead=cal)
+                                {'set_us': us, 'model_us': us, 'dilation': k}, overhead=cal)
             sh(f'dmsetup remove {name}')
         for preset, rw, bs in TIMING_PRESETS:
-            name = timing_device(f'preset:{preset}')
+            name = timing_device(f'preset:{preset}', k)
             want = model(f'preset:{preset}', rw, bs)['mean_us']
             for cal in (None, overhead):
                 measure_pcm(runs, rnd, name, rw, bs, args,
-                            {'preset': preset, 'model_us': want}, overhead=cal)
+                            {'preset': preset, 'model_us': want, 'dilation': k}, overhead=cal)
             sh(f'dmsetup remove {name}')
         for preset in TIMING_QD_PRESETS:
-            name = timing_device(f'preset:{preset}')
+            name = timing_device(f'preset:{preset}', k)
             for rw in ('randread', 'randwrite'):
                 for qd in TIMING_QDS:
                     measure_pcm(runs, rnd, name, rw, '4k', args,
-                                {'qd_preset': preset,
+                                {'qd_preset': preset, 'dilation': k,
                                  'model_iops': model(f'preset:{preset}', rw, '4k', qd)['iops']},
                                 qd, overhead)
             sh(f'dmsetup remove {name}')
@@ -184,21 +206,30 @@ def summarize(res):
         return [r for r in res['runs'] if all(r.get(k) == v for k, v in kw.items())]
 
     def p50(rs):
-        return statistics.median(r['clat_median_ns'] for r in rs) / 1000
+        """fio's median clat (us) on the device's clock: / K."""
+        return statistics.median(r['clat_median_ns'] / r.get('dilation', 1) for r in rs) / 1000
+
+    def iops(rs):
+        """fio's IOPS on the device's clock: x K."""
+        return statistics.median(r['iops'] * r.get('dilation', 1) for r in rs)
+    k = max([r.get('dilation', 1) for r in res['runs']] or [1])
 
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s, medians of fio's median clat; 4 KiB QD1 "
              f"(psync), dm-pcm over brd with read_ns = write_ns = X; null_blk irqmode=2 "
              f"completion_nsec=X; lateness: dm-pcm's own histogram (bucket tops, ns); "
-             f"calibrated: overhead_ns = clat - X at X = {TIMING_CAL_US} us, per round"]
+             f"calibrated: overhead_ns = mean clat - X at X = {TIMING_CAL_US} us (host), "
+             f"per round; "
+             f"{clock.label(res.get('icount'), k)} (raw), calibrated as the columns say; "
+             f"latencies / K and rates x K on dm-pcm and null_blk: the device's clock"]
     summary = []
     for rw in ('randread', 'randwrite'):
         base = p50(pick(device='dm-linear', rw=rw))
         cal = pick(device='dm-pcm', rw=rw, set_us=TIMING_CAL_US)
-        overhead = p50(cal) - TIMING_CAL_US
+        got = [overhead_of(r['clat_mean_ns'], r.get('dilation', 1)) for r in cal]
         lines.append(f"{rw}: dm-linear over brd {base:.1f} us; overhead_ns "
-                     f"{overhead * 1000:.0f} (rounds: "
-                     f"{', '.join(str(round(r['clat_median_ns']) - TIMING_CAL_US * 1000) for r in cal)})")
+                     f"{statistics.median(got):.0f} on the host's clock (rounds: "
+                     f"{', '.join(str(round(o)) for o in got)})")
         lines.append(f"{'X us':>6} {'dm-pcm':>9} {'- X':>7} {'null_blk':>9} {'- X':>7} "
                      f"{'late p50':>9} {'late p99':>9} {'late':>6} {'calibrated':>11} {'error':>8}")
         for us in TIMING_US:
@@ -236,7 +267,7 @@ def summarize(res):
         for rw in ('randread', 'randwrite'):
             for qd in TIMING_QDS:
                 rs = pick(device='dm-pcm', rw=rw, qd=qd, qd_preset=preset)
-                want, got = rs[0]['model_iops'], med(rs, 'iops')
+                want, got = rs[0]['model_iops'], iops(rs)
                 s = {'preset': preset, 'rw': rw, 'qd': qd, 'model_iops': want,
                      'iops': got, 'err_pct': (got - want) / want * 100,
                      'fio_cpu_pct': med(rs, 'fio_cpu_pct')}

@@ -48,7 +48,11 @@ def job_text(spec, p):
     if a['pattern'] == 'bursty':
         # bursts of spec.burst_ios requests, spec.burst_idle_us apart
         lines += [f'thinktime={spec.burst_idle_us}', f'thinktime_blocks={spec.burst_ios}']
-    if spec.warmup:
+    if a['warmup_ios']:
+        # a count, not a time: the state it brings the device to (PSS's
+        # full write cache) takes as many I/Os at any dilation
+        lines += ['', '[warmup]', 'time_based=0', f'number_ios={a["warmup_ios"]}']
+    elif spec.warmup:
         lines += ['', '[warmup]', f'runtime={round(spec.warmup * 1000)}ms']
     for r in range(1, spec.repetitions + 1):
         lines += ['', f'[rep{r}]', 'stonewall', 'new_group',

@@ -17,6 +17,7 @@ import collections
 import json
 import os
 
+from pcmlib import clock
 from . import results as R
 from . import verdict as V
 from .fiojob import FIO_ARGS
@@ -157,7 +158,7 @@ def error_text(fig, got, ref=None):
 
 
 def clock_of(run):
-    return 'icount' if run.get('icount') else 'real time'
+    return clock.name(run.get('icount'))
 
 
 def calibration_text(run, overhead=None):
@@ -274,6 +275,33 @@ def headline_text(rows, run=None):
                    f'{fig.paper_text():>12} {fmt(r.got):>10} {fmt(r.model):>10} '
                    f'{error_text(fig, r.got):>10} {vm:>9}  {verdict_text(r.verdict)}: '
                    f'{r.verdict["reason"]}')
+    return '\n'.join(out)
+
+
+def time_split_text(rows):
+    """Where each I/O's time went, for every QD1 figure a mean latency
+    measures (plain text; means on the device's clock, us): what fio
+    measured, the device's modeled time (its status), and the rest, what
+    this host's completion path added that the calibration did not take
+    off (overhead_ns, shown on the device's clock, was taken off every
+    hold); with the share of completions that came late."""
+    out = [f'{"figure":44} {"measured":>9} {"device":>9} {"host":>7} {"overhead_ns":>11} '
+           f'{"late":>14}']
+    for r in rows:
+        if r.fig.metric != 'clat_mean_us' or r.fig.over or not r.status:
+            continue
+        dev = r.status.get(f'{r.fig.side}_lat_mean_us')
+        if dev is None or r.got is None:
+            continue
+        taken = (r.overhead or 0) / (r.k or 1) / 1000
+        late = (f'{r.status["late"]} of {r.status["timed"]}' if r.status.get('timed')
+                else '-')
+        what = f'{r.fig.preset}: {r.fig.what}'
+        out.append(f'{what[:44]:44} {r.got:9.2f} {dev:9.2f} {r.got - dev:+7.2f} '
+                   f'{-taken:11.2f} {late:>14}')
+    out.append('measured = device + host: the device is the model\'s time (status), the '
+               'host what the completion path added beyond the overhead_ns taken off each '
+               'hold')
     return '\n'.join(out)
 
 

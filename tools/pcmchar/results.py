@@ -3,6 +3,7 @@
 the CSV of every point of a run."""
 import csv
 import json
+import lzma
 import math
 import os
 import statistics
@@ -237,6 +238,18 @@ def device_view(status, k):
     return out
 
 
+def read_raw(run_dir, name):
+    """fio's JSON output @name of a run: raw/NAME, or raw/NAME.xz where a
+    committed run keeps it compressed (Documentation/characterization:
+    what --redraw needs)."""
+    path = os.path.join(run_dir, 'raw', name)
+    if not os.path.exists(path) and os.path.exists(path + '.xz'):
+        with lzma.open(path + '.xz', 'rt', encoding='utf-8') as fh:
+            return fh.read()
+    with open(path, encoding='utf-8') as fh:
+        return fh.read()
+
+
 def load_run(spec, run_dir):
     """The run's results, [(point, device, stats)] in the order they ran,
     from run.json and the fio outputs under raw/; each stats on the
@@ -249,8 +262,7 @@ def load_run(spec, run_dir):
     points = {p.id: p for p in spec.points}
     res = []
     for r in run['runs']:
-        with open(os.path.join(run_dir, 'raw', r['file']), encoding='utf-8') as fh:
-            st = summarize(repetitions(loads(fh.read())))
+        st = summarize(repetitions(loads(read_raw(run_dir, r['file']))))
         k = r.get('dilation') or run.get('dilation') or 1
         st = dilate(st, k)
         st['overhead_ns'] = r.get('overhead_ns')

@@ -10,8 +10,8 @@ of the PSD paper's Tables I and II, expanded into points.
     backing = "brd"        # brd, or null_blk (blk-mq: has I/O schedulers)
     baseline = true        # every point on dm-linear too, same boot
     bursty = { ios = 32, idle_us = 1000 }   # what pattern "bursty" means
-    dilation = 1           # K: every dm-pcm device gets dilation:K (1 to 1000)
-    calibrate = false      # measure overhead_ns per direction at the start
+    dilation = 8           # K: every dm-pcm device gets dilation:K (1 to 1000)
+    calibrate = true       # measure overhead_ns per direction at the start
     overhead_ns = { read = 0, write = 0 }   # or set it as measured before
 
     [axes]                 # each a value or a list: the points are the product
@@ -35,15 +35,19 @@ here with the parser's message, naming the field.
 dilation = K (dm-pcm.rst, "Time dilation"): every dm-pcm device is
 created with dilation:K among its words (a device whose words give its
 own dilation:K keeps it), and the report divides its measured latencies
-by K and multiplies its rates by K (pcmchar/results.py: dilate()); 1,
-the default, adds no word.  calibrate = true measures this host's
-completion overhead per direction at the start of the run, at the run's
-dilation (pcmbench/timing.py: calibrate()), and overhead_ns = { read =
-N, write = N } gives it as measured before ('pcm-bench timing'); either
-way each point's device gets the overhead of its direction (set
-overhead_ns; a mix: the read share's mean), and the report says which.
-Neither: "uncalibrated".  pcm-bench characterize's --dilation,
---calibrate and --overhead-ns override these keys.
+by K and multiplies its rates by K (pcmchar/results.py: dilate()).
+calibrate = true measures this host's completion overhead per direction
+at the start of the run, at the run's dilation (pcmbench/timing.py:
+calibrate()), and overhead_ns = { read = N, write = N } gives it as
+measured before ('pcm-bench calibrate'); either way each point's device
+gets the overhead of its direction (set overhead_ns; a mix: the read
+share's mean), and the report says which; calibrate = false:
+"uncalibrated".  pcm-bench characterize's --dilation, --calibrate,
+--no-calibrate and --overhead-ns override these keys; where neither the
+command line nor the spec names them, a run gets the defaults of
+pcmlib/clock.py: dilation 8 in an icount VM (1 on a real host or
+without icount) and calibrate = true.  (A spec loaded by itself, as the
+unit tests do, has dilation 1 and no calibration.)
 """
 import itertools
 import os
@@ -126,6 +130,8 @@ AXES = {
     'pattern': ('sustained', one_of(('sustained', 'bursty')), 'request arrivals'),
     'threads': (1, int_range(1, 64), 'fio jobs (numjobs), reported together'),
     'region': (100, int_range(1, 100), 'percent of the file that random I/O goes to'),
+    'warmup_ios': (0, int_range(0, 10 ** 7), 'the warm-up runs this many I/Os, not warmup '
+                   's (a state to reach: a full write cache)'),
 }
 TOP_KEYS = {'name', 'repetitions', 'runtime', 'warmup', 'ramdisk', 'backing', 'baseline',
             'bursty', 'axes', 'sweep', 'dilation', 'calibrate', 'overhead_ns'}
@@ -241,15 +247,15 @@ class Spec:
         if not self.tables:
             return
         from pcmlib import libpcm
-        for i, words in enumerate(v if isinstance(v, list) else [v]):
-            words = self.table_words(words)
+        for i, own in enumerate(v if isinstance(v, list) else [v]):
+            words = self.table_words(own)    # with the run's dilation:K
             try:
                 reason = libpcm.check_words(words)
             except libpcm.PcmError as e:     # no library: say so, do not guess
                 raise SpecError(field, f'cannot check {words!r} with libpcm: {e}') from e
             if reason:
                 raise SpecError(f'{field}[{i}]' if isinstance(v, list) else field,
-                                f'{words!r}: the module refuses it: {reason}',
+                                f'{own!r}: the module refuses it: {reason}',
                                 'the words of tools/pcmctl params, as in the .rst\'s '
                                 '"Table line"')
 
@@ -336,7 +342,8 @@ class Point:
                 f'{" full " + str(a["fullness"]) + "%" if a["fullness"] else ""}'
                 f'{" " + a["pattern"] if a["pattern"] != "sustained" else ""}'
                 f'{" region " + str(a["region"]) + "%" if a["region"] < 100 else ""}'
-                f'{" " + a["scheduler"] if a["scheduler"] != "none" else ""}')
+                f'{" " + a["scheduler"] if a["scheduler"] != "none" else ""}'
+                f'{" after " + str(a["warmup_ios"]) + " I/Os" if a["warmup_ios"] else ""}')
 
     def row(self):
         """The axes as CSV cells (sizes as fio writes them)."""
@@ -348,12 +355,13 @@ class Point:
 OVERRIDES = ('dilation', 'calibrate', 'overhead_ns')
 
 
-def override_text(text, dilation=None, calibrate=None, overhead_ns=None):
+def override_text(text, dilation=None, calibrate=None, overhead_ns=None, defaults=()):
     """The spec @text with its top-level dilation, calibrate and overhead_ns
     set to those given (None: left as they are): the keys' own lines
     before the first table go, and the new ones lead the file, after a
     comment saying so (pcm-bench characterize --dilation, --calibrate,
-    --no-calibrate, --overhead-ns; the run's spec.toml is this text)."""
+    --no-calibrate, --overhead-ns, or, for the keys in @defaults, the
+    run's defaults: pcmlib/clock.py; the run's spec.toml is this text)."""
     new = {'dilation': dilation, 'calibrate': calibrate, 'overhead_ns': overhead_ns}
     new = {k: v for k, v in new.items() if v is not None}
     if not new:
@@ -377,7 +385,8 @@ def override_text(text, dilation=None, calibrate=None, overhead_ns=None):
         if isinstance(v, dict):
             return '{ ' + ', '.join(f'{k} = {x}' for k, x in v.items()) + ' }'
         return str(v)
-    head = ['# pcm-bench characterize: ' + ', '.join(f'{k} from the command line' for k in new)]
+    head = ['# pcm-bench characterize: ' + ', '.join(
+        f'{k} {"by default" if k in defaults else "from the command line"}' for k in new)]
     head += [f'{k} = {value(v)}' for k, v in new.items()]
     return '\n'.join(head + out) + '\n'
 
