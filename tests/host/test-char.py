@@ -886,6 +886,17 @@ def test_verdict():
     v = verdict.judge('clat_p999_us', 240, 250, kind='at_most', model=232)
     check(v['error_paper_pct'] is None and v['error_model_pct'] is not None, 'a bound: no '
           'error against the paper, one against the model')
+    # the host's spread: dm-linear's own tail (or min) as far from its mean
+    v = verdict.judge('clat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=6.0)
+    check(v['verdict'] == 'host-bound' and "host's spread" in v['reason'], f'tail: {v}')
+    v = verdict.judge('clat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=2.0)
+    check(v['verdict'] == 'not reproduced', f'a tail wider than the host\'s: {v}')
+    v = verdict.judge('clat_min_us', 10.4, 10.0, model=10.8, differs='r', linear_spread=-0.8)
+    check(v['verdict'] == 'host-bound' and "own min is -0.8" in v['reason'], f'min: {v}')
+    v = verdict.judge('clat_min_us', 10.4, 11.5, model=10.8, differs='r', linear_spread=-0.8)
+    check(v['verdict'] == 'not reproduced', f'the other side of the model: {v}')
+    v = verdict.judge('clat_mean_us', 38, 39, linear_spread=5)
+    check(v['verdict'] == 'not reproduced', f'a mean has no spread evidence: {v}')
     check(verdict.tolerance('iops') == verdict.tolerance('mbps') == 0.05 and
           all(verdict.tolerance(m) == 0.02 for m in results.METRICS if m.startswith('clat')),
           'a rate 5 %, a latency 2 %')

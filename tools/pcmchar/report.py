@@ -127,16 +127,20 @@ def headline(res, model=True):
                 p, got, sd, st = m
                 k = st.get('dilation', 1)
                 base = measure(res, LINEAR, fig, depth)
-                lin = None
+                lin = spread = None
                 if base:
                     lin = base[1] if fig.over else R.rescale(
                         base[1], fig.metric, base[3].get('dilation', 1), k)
+                    mean = R.value(base[3], fig.side, 'clat_mean_us')
+                    if fig.metric in V.SPREAD and not fig.over and mean is not None:
+                        spread = lin - R.rescale(mean, 'clat_mean_us',
+                                                 base[3].get('dilation', 1), k)
                 mod = model_figure(dev, fig, p, cache) if model else None
                 view = st.get('status')
                 v = V.judge(fig.metric, fig.value, got, fig.kind, mod, fig.differs, fig.reached,
                             late=view.get('late') if view else None,
                             timed=view.get('timed') if view else None,
-                            linear=None if fig.over else lin)
+                            linear=None if fig.over else lin, linear_spread=spread)
                 rows.append(Row(fig, dev, p, got, sd, lin, mod, k, view, v,
                                 st.get('overhead_ns')))
     return rows

@@ -11,7 +11,12 @@ function of numbers (tests/host/test-char.py holds it to each verdict):
                     evidence: more than LATE_SHARE of the device's timed
                     completions late (its status counters held and late),
                     or dm-linear on the same point within LINEAR_NEAR of
-                    the measurement
+                    the measurement, or, for a figure of the latency
+                    distribution (min, a tail percentile, max), dm-linear's
+                    own spread there from its mean at least as large as
+                    the measurement's from the model (the host's spread:
+                    the calibration takes off the host's mean cost, not
+                    its spread)
   model-differs-from-paper
                     not reproduced, not host-bound, and the .rst says the
                     model does not reach the paper's figure (its reason)
@@ -32,6 +37,7 @@ RATES = ('iops', 'mbps')
 TOLERANCE = {'latency': 0.02, 'rate': 0.05}
 LATE_SHARE = 0.01     # late completions over 1 % of the timed ones: host-bound
 LINEAR_NEAR = 0.20    # dm-linear within 20 % of the measurement: host-bound
+SPREAD = ('clat_min_us', 'clat_p99_us', 'clat_p999_us', 'clat_p9999_us', 'clat_max_us')
 
 
 def tolerance(metric):
@@ -49,7 +55,7 @@ def error(got, ref):
 
 
 def judge(metric, paper, measured, kind='near', model=None, differs=None, reached=True,
-          late=None, timed=None, linear=None):
+          late=None, timed=None, linear=None, linear_spread=None):
     """The verdict on one figure: a dict of
 
       verdict          one of VERDICTS
@@ -71,7 +77,9 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
     False where the .rst says the model does not reproduce the figure at
     all; @late, @timed: the device's late and timed (held + late)
     completions over the point (None: not recorded); @linear: dm-linear's
-    figure on the same point and clock (None: none)."""
+    figure on the same point and clock (None: none); @linear_spread: for a
+    metric of SPREAD, dm-linear's figure minus its mean latency on the
+    same point and clock (None: none)."""
     tol = tolerance(metric)
     bound = kind == 'at_most'
     out = {'verdict': None, 'against': None, 'reason': '', 'evidence': [],
@@ -87,6 +95,14 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
         if abs(off) <= LINEAR_NEAR * 100:
             out['evidence'].append(f'dm-linear {linear:.4g} on the same point, {off:+.1f} % of '
                                    f'the measurement (within {LINEAR_NEAR * 100:g} %)')
+    ref = model if model is not None else paper
+    if metric in SPREAD and linear_spread and measured is not None and ref:
+        off = measured - ref
+        if off * linear_spread > 0 and abs(off) <= abs(linear_spread) * (1 + LINEAR_NEAR):
+            out['evidence'].append(
+                f"dm-linear's own {metric[5:-3]} is {linear_spread:+.3g} us from its mean on "
+                f"the same point, the measurement {off:+.3g} from the "
+                f"{'model' if model is not None else 'paper'} (the host's spread)")
     within = f'within {tol * 100:g} %'
     if measured is None:
         out.update(verdict=NOT_REPRODUCED, reason='not measured')
