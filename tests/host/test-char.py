@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import shutil
+import stat
 import statistics
 import subprocess
 import sys
@@ -1376,6 +1377,41 @@ def test_warmup_ios():
         check(str(e).startswith('axes.warmup_ios'), str(e))
 
 
+def test_backing_dev():
+    """--backing-dev DEV: refused without --native, without --destroy-data,
+    for a file or a mounted device; the probe's verdict says by how much
+    a backing device is slower than the spec's fastest device."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    import types
+    from pcmbench import characterize as bchar
+    from pcmchar import guest
+
+    def why(dev, native=True, destroy=True, mounts='/dev/null'):
+        a = types.SimpleNamespace(backing_dev=dev, native=native, destroy_data=destroy)
+        return bchar.backing_refusal(a, mounts) or ''
+    check('--native' in why('/dev/null', native=False), 'a VM: refused')
+    check('--destroy-data' in why('/dev/null', destroy=False), 'no --destroy-data: refused')
+    check('not a block device' in why('/dev/null'), '/dev/null is a character device')
+    check('No such file' in why('/dev/nonexistent-pcm'), 'missing')
+    blk = next((os.path.join('/dev', d) for d in sorted(os.listdir('/dev'))
+                if d.startswith(('loop', 'sd', 'vd', 'nvme', 'ram')) and
+                stat.S_ISBLK(os.stat(os.path.join('/dev', d)).st_mode)), None)
+    if blk:
+        mounts = os.path.join(WORK, 'mounts')
+        with open(mounts, 'w') as fh:
+            fh.write(f'{blk} /mnt ext4 rw 0 0\n')
+        check(why(blk) == '' and 'is mounted on /mnt' in why(blk, mounts=mounts),
+              f'{blk}: free, then mounted: {why(blk, mounts=mounts)!r}')
+    need = {'read': (38.0, 'preset:onyx'), 'write': (178.7, 'preset:onyx')}
+    check(guest.backing_too_slow('/dev/x', {'read': 20.0, 'write': 30.0}, need, 1) is None,
+          'a faster backing device')
+    msg = guest.backing_too_slow('/dev/x', {'read': 76.0, 'write': 30.0}, need, 1) or ''
+    check('4 KiB random reads take 76.0 us' in msg and '100 % slower' in msg and
+          'preset:onyx' in msg, msg)
+    check(guest.backing_too_slow('/dev/x', {'read': 76.0, 'write': 30.0}, need, 8) is None,
+          'at dilation 8 the hold is 304 us')
+
+
 def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
@@ -1385,7 +1421,7 @@ def main():
         test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
-        test_warmup_ios)
+        test_warmup_ios, test_backing_dev)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

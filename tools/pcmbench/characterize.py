@@ -30,9 +30,16 @@ on each point's device, --overhead-ns READ[,WRITE] sets one measured
 before (pcm-bench timing), --no-calibrate neither (else the spec's
 dilation, calibrate and overhead_ns).  Every figure says its clock
 (icount or real time), dilation and calibration ("uncalibrated").
+Dilation 8 and calibration are the defaults in the icount VM, dilation
+1 with --native or --no-icount (pcmlib/clock.py).  On a real host,
+--native --backing-dev DEV --destroy-data runs every point over block
+device DEV (an NVMe namespace, a loop device) instead of a ramdisk,
+after a dm-linear probe shows it is faster than every device the spec
+models (else it refuses, saying by how much).
 """
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -82,6 +89,7 @@ def host_characterize(args, spec, spec_text):
         vm_opts += ['--icount'] if icount else []
         inner = [ENTRY, '--guest', '--run-dir', run_dir, 'characterize',
                  spec_copy] + (['--trace'] if args.trace else [])
+        inner += ['--backing-dev', args.backing_dev, '--destroy-data'] if args.backing_dev else []
         cal = ('calibrated at the start' if spec.calibrate else
                f'overhead_ns read {spec.overhead_ns["read"]}, write {spec.overhead_ns["write"]}'
                if spec.overhead_ns else 'uncalibrated')
@@ -130,6 +138,34 @@ def run_clock(args, text):
     return out
 
 
+def backing_refusal(args, mounts='/proc/mounts'):
+    """Why --backing-dev DEV is refused before anything runs, or None: it
+    needs --native (a VM has no such device), --destroy-data (every point
+    writes over it), a block device, and none of it mounted."""
+    dev = args.backing_dev
+    if not args.native:
+        return f'--backing-dev {dev}: on a real host only (--native); a VM runs over a ramdisk'
+    if not args.destroy_data:
+        return (f'--backing-dev {dev}: its data will be destroyed (every point writes over '
+                f'it); add --destroy-data to say so')
+    try:
+        if not stat.S_ISBLK(os.stat(dev).st_mode):
+            return f'--backing-dev {dev}: not a block device'
+    except OSError as e:
+        return f'--backing-dev {dev}: {e.strerror}'
+    real = os.path.realpath(dev)
+    base = os.path.basename(real)
+    try:
+        with open(mounts, encoding='utf-8') as fh:
+            for line in fh:
+                src = os.path.realpath(line.split()[0]) if line.startswith('/') else ''
+                if src == real or (src and os.path.basename(src).startswith(base)):
+                    return f'--backing-dev {dev}: {src} is mounted on {line.split()[1]}'
+    except OSError:
+        pass
+    return None
+
+
 def run(args, ap):
     """characterize SPEC: the spec checked (on the host with libpcm too),
     then the guest's part (--guest) or the host's."""
@@ -159,8 +195,13 @@ def run(args, ap):
         ap.error(f'{args.spec}: {e.strerror}')
     except pspec.SpecError as e:
         ap.error(f'{args.spec}: {e}')
+    if args.backing_dev:
+        why = backing_refusal(args)
+        if why:
+            ap.error(why)
     if args.guest:
         from pcmchar import guest
-        guest.run(spec, args.run_dir, log=lambda m: print(m, flush=True), tracing=args.trace)
+        guest.run(spec, args.run_dir, log=lambda m: print(m, flush=True), tracing=args.trace,
+                  backing_dev=args.backing_dev)
         return 0
     return host_characterize(args, spec, text)

@@ -43,7 +43,7 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
-                         'calibrate', 'overhead_ns'}}
+                         'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 # the modes whose devices run at a dilation (default: pcmlib/clock.py's)
 DILATED = ('timing', 'calibrate')
@@ -167,6 +167,13 @@ def add_options(p, shown=None):
     arg('overhead_ns', '--overhead-ns', type=overhead_pair, metavar='R[,W]',
         help='characterize: overhead_ns for reads and writes (ns) as measured before '
         '(pcm-bench calibrate, at the same dilation); one number for both')
+    arg('backing_dev', '--backing-dev', metavar='DEV',
+        help='characterize --native: every point over block device DEV (an NVMe namespace, '
+        'a loop device) instead of a ramdisk; its data is destroyed, so --destroy-data must '
+        'say so; refused unless 4 KiB QD1 I/O through dm-linear over it is faster than '
+        'every device of the spec models it')
+    arg('destroy_data', '--destroy-data', action='store_true',
+        help='characterize --backing-dev: yes, overwrite DEV')
     arg('trace', '--trace', action='store_true',
         help='characterize: blktrace on the device and its backing device around every run '
         '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
@@ -235,8 +242,8 @@ def main(argv=None):
                      f'divide the {RAM_MIB - 1} MiB fio covers')
     if args.mode == 'characterize':
         return characterize.run(args, mp)
-    if args.trace or args.redraw:
-        mp.error(f'{args.mode} takes no SPEC nor --trace (characterize does)')
+    if args.trace or args.redraw or args.backing_dev:
+        mp.error(f'{args.mode} takes no SPEC, --trace nor --backing-dev (characterize does)')
     if (args.dilation is not None and args.mode not in DILATED) or \
             args.calibrate is not None or args.overhead_ns is not None:
         mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '

@@ -79,9 +79,31 @@ def device_status(text, lateness_text):
     return out
 
 
+def backing_too_slow(dev, probe_us, need_us, k):
+    """Why the backing device @dev cannot carry the run, or None: @probe_us,
+    {'read': us, 'write': us}, its 4 KiB QD1 mean latency through
+    dm-linear; @need_us, {'read': (us, words), ...}, the fastest QD1 4 KiB
+    latency the spec's devices model (device clock), held K = @k times
+    longer on the host's.  dm-pcm only adds time to what the backing
+    device takes: one slower than the model makes every completion late."""
+    for side in ('read', 'write'):
+        if side not in need_us or side not in probe_us:
+            continue
+        need, words = need_us[side]
+        if probe_us[side] >= need * k:
+            return (f'{dev}: 4 KiB random {side}s take {probe_us[side]:.1f} us through '
+                    f'dm-linear, and {words} at dilation {k} holds them {need * k:.1f} us: '
+                    f'the backing device is {(probe_us[side] / (need * k) - 1) * 100:.0f} % '
+                    f'slower than the device it should emulate (dm-pcm only adds time, so '
+                    f'its completions would be late); use a faster device or a larger '
+                    f'--dilation')
+    return None
+
+
 class Guest:
-    def __init__(self, spec, run_dir, log=print, tracing=False):
+    def __init__(self, spec, run_dir, log=print, tracing=False, backing_dev=None):
         self.spec, self.dir, self.log, self.tracing = spec, run_dir, log, tracing
+        self.backing_dev = backing_dev   # a real block device, its data destroyed
         self.commands = []
         self.backing = None
         self.overhead = None        # ns per direction: {'read', 'write'}
@@ -106,6 +128,13 @@ class Guest:
         MiB), filled once so every page is allocated before any timing."""
         mib = self.spec.ramdisk >> 20
         self.cleanup()
+        if self.backing_dev:
+            self.backing = self.backing_dev
+            # the first RAMDISK of it, where the points run
+            self.sh(f'dd if=/dev/zero of={self.backing} bs=1M count={mib} oflag=direct '
+                    'status=none')
+            self.probe_backing()
+            return
         if self.spec.backing == 'brd':
             self.sh('rmmod brd 2>/dev/null; true', record=False)
             self.sh(f'modprobe brd rd_nr=1 rd_size={mib * 1024} max_part=0')
@@ -121,8 +150,45 @@ class Guest:
             self.backing = nullb_device()
         self.sh(f'dd if=/dev/zero of={self.backing} bs=1M count={mib} oflag=direct status=none')
 
+    def probe_backing(self):
+        """--backing-dev: 4 KiB QD1 random reads and writes through
+        dm-linear over it, 1 s each; RuntimeError (backing_too_slow()) if
+        it is slower than a device of the spec models them."""
+        from pcmlib import model as pmodel
+        sectors = self.spec.ramdisk >> 9
+        self.sh(f'dmsetup create char-probe --table "0 {sectors} linear {self.backing} 0"')
+        probe = {}
+        try:
+            for side in ('read', 'write'):
+                out = self.sh(f'fio --name=probe --filename=/dev/mapper/char-probe '
+                              f'--rw=rand{side} --bs=4k --iodepth=1 --direct=1 '
+                              f'--ioengine=psync --time_based --runtime=1 '
+                              f'--size={sectors >> 11}m --output-format=json')
+                job = json.loads(out[out.index('{'):])['jobs'][0]
+                probe[side] = job[side]['clat_ns']['mean'] / 1000
+        finally:
+            self.sh('dmsetup remove char-probe', record=False)
+        need = {}
+        for dev in self.spec.devices():
+            if dev == 'linear':
+                continue
+            for side in ('read', 'write'):
+                got = pmodel.metric(pmodel.predict(dev, rw=f'rand{side}', ios=2000), side,
+                                    'clat_mean_us')
+                if got is not None and (side not in need or got < need[side][0]):
+                    need[side] = (got, dev)
+        self.log(f'# backing {self.backing}: 4 KiB QD1 through dm-linear: read '
+                 f'{probe["read"]:.1f} us, write {probe["write"]:.1f} us; the fastest the '
+                 f'spec models: ' + ', '.join(f'{side} {v:.1f} us ({w})'
+                                              for side, (v, w) in need.items()))
+        why = backing_too_slow(self.backing, probe, need, self.spec.dilation)
+        if why:
+            raise RuntimeError(why)
+
     def remove_backing(self):
         self.cleanup()
+        if self.backing_dev:
+            return
         if self.spec.backing == 'brd':
             self.sh('rmmod brd', record=False)
         else:
@@ -260,10 +326,11 @@ class Guest:
                 'dilation': spec.dilation, 'calibration': self.calibration}
 
 
-def run(spec, run_dir, log=print, tracing=False):
-    """Run spec (with blktrace around every fio run if tracing), write
-    run_dir/run.json; returns it."""
-    info = Guest(spec, run_dir, log, tracing).run()
+def run(spec, run_dir, log=print, tracing=False, backing_dev=None):
+    """Run spec (with blktrace around every fio run if tracing; over the
+    block device @backing_dev, its data destroyed, instead of a ramdisk),
+    write run_dir/run.json; returns it."""
+    info = Guest(spec, run_dir, log, tracing, backing_dev).run()
     with open(os.path.join(run_dir, 'run.json'), 'w', encoding='utf-8') as fh:
         json.dump(info, fh, indent=1)
     return info
