@@ -40,7 +40,6 @@ models (else it refuses, saying by how much).
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import time
 
@@ -97,8 +96,8 @@ def host_characterize(args, spec, spec_text):
               f'about {spec.seconds():.0f} s of fio (guest time); dilation {spec.dilation}, '
               f'{cal}; results in {run_dir}', flush=True)
         start = time.monotonic()
-        rc = subprocess.call(vm.tool_vm_run(args, os.path.dirname(run_dir), vm_opts) +
-                             ['--'] + inner, stdin=subprocess.DEVNULL)
+        rc = vm.call_with_progress(vm.tool_vm_run(args, os.path.dirname(run_dir), vm_opts) +
+                                   ['--'] + inner, start)
         extra = {'icount': icount and not args.native, 'host_wall_s': time.monotonic() - start}
     if rc or not os.path.exists(os.path.join(run_dir, 'run.json')):
         print(f'pcm-bench: the characterization failed (exit {rc}) or, with --redraw, has '

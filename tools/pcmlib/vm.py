@@ -14,6 +14,7 @@ Only the standard library is used.  virtme-ng itself lives in <repo>/.venv
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -709,3 +710,30 @@ def tool_vm_run(args, outdir, vm_opts=()):
     cmd += ["--no-build"] if args.no_build else []
     cmd += ["--native"] if args.native else ["--kernel", args.kernel] + list(vm_opts)
     return cmd
+
+
+PROGRESS = re.compile(r'^# (\d+)/(\d+): ')
+
+
+def call_with_progress(cmd, start=None):
+    """Run @cmd (a tool's VM or native run), its output passed through;
+    each characterization progress line ("# N/M: ...") gets the host's
+    elapsed time and an estimate of what is left (the guest's clock,
+    under icount, says nothing of the host's).  The exit status."""
+    start = time.monotonic() if start is None else start
+    first = None
+    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                          bufsize=1) as p:
+        for line in p.stdout:
+            m = PROGRESS.match(line)
+            if m:
+                now = time.monotonic()
+                done, total = int(m.group(1)) - 1, int(m.group(2))
+                first = now if first is None else first
+                line = line.rstrip('\n') + f' [host {now - start:.0f} s'
+                if done:   # the points' own pace, not the boot's
+                    line += f', about {(now - first) / done * (total - done):.0f} s left'
+                line += ']\n'
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    return p.returncode
