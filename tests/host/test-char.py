@@ -1081,8 +1081,9 @@ def test_calibrate_function():
                                              'lateness')}
     clat = {'randread': 109400, 'randwrite': 110200}
 
-    def fake_measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None):
-        runs.append(dict(extra or {}, device=name, rw=rw, clat_mean_ns=clat[rw],
+    def fake_measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None,
+                     engine=None):
+        runs.append(dict(extra or {}, device=name, rw=rw, lat_mean_ns=clat[rw], engine=engine,
                          size_mib=size_mib))
     try:
         timing.pcm_create = lambda name, words, backing='/dev/ram0': made.append(
@@ -1093,7 +1094,7 @@ def test_calibrate_function():
         timing.lateness = lambda name: []
         runs = []
         got = timing.calibrate(types.SimpleNamespace(runtime=1.0, cpus=1), runs, dilation=8,
-                               backing='/dev/nullb0', size_mib=63)
+                               backing='/dev/nullb0', size_mib=63, engine='libaio')
     finally:
         for k, v in saved.items():
             setattr(timing, k, v)
@@ -1103,6 +1104,7 @@ def test_calibrate_function():
     check(ran[-1] == 'dmsetup remove bench-tm' and 'set overhead_ns 0' in ran[0],
           f'commands {ran}')
     check(len(runs) == 2 and all(r['set_us'] == 100 and r['dilation'] == 8 and
+                                 r['engine'] == 'libaio' and
                                  r['size_mib'] == 63 for r in runs), f'runs {runs}')
 
 
@@ -1359,6 +1361,22 @@ def test_read_raw_xz():
         pass
 
 
+def test_latency_is_lat():
+    """The figures' latency is fio's lat (submission to completion) where
+    the job recorded its percentiles, else clat (earlier runs); job files
+    ask for lat_percentiles."""
+    side = {'io_bytes': 4096, 'iops': 1.0, 'bw_bytes': 4096, 'total_ios': 1,
+            'clat_ns': {'mean': 37000, 'min': 1, 'max': 2, 'percentile': {'50.000000': 37000}},
+            'lat_ns': {'mean': 38000, 'min': 1, 'max': 2, 'percentile': {'50.000000': 38000},
+                       'bins': {'38000': 1}}}
+    check(results.side_figures(side)['clat_mean_us'] == 38.0 and
+          results.latency(side)['bins'] == {'38000': 1}, 'lat first')
+    del side['lat_ns']['percentile']
+    check(results.side_figures(side)['clat_mean_us'] == 37.0, 'clat without lat percentiles')
+    s = spec.loads(TINY)
+    check('lat_percentiles=1' in fiojob.job_text(s, s.points[0]), 'job files ask for them')
+
+
 def test_warmup_ios():
     """warmup_ios = N: the point's warm-up job runs N I/Os, not warmup
     seconds (PSS's full write cache at any dilation); 0 keeps the time."""
@@ -1421,7 +1439,7 @@ def main():
         test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
-        test_warmup_ios, test_backing_dev)
+        test_warmup_ios, test_backing_dev, test_latency_is_lat)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

@@ -5,7 +5,8 @@ this host's completion overhead per direction, what overhead_ns takes
 off every hold: 4 KiB random reads and writes at QD1 on dm-pcm over brd
 holding each 100 us on this host's clock (nothing else modeled; at
 --dilation K, default 8 under icount: 100 us / K on the device's),
-fio's mean clat minus the hold, once per round;
+fio's mean latency (libaio, as characterize's job files) minus the
+hold, once per round;
 the median over the rounds is printed and saved (its JSON's
 "overhead_ns") for later runs: pcm-bench characterize --overhead-ns
 READ,WRITE, or a table's overhead_ns:N.  The same measurement as pcm-bench
@@ -25,7 +26,8 @@ def guest(args, runs):
     fresh_ramdisk()
     k = getattr(args, 'dilation', None) or 1
     for rnd in range(args.rounds):
-        got = timing.calibrate(args, runs, rnd, dilation=k)
+        # libaio at QD1, as characterize's job files (its overhead is theirs)
+        got = timing.calibrate(args, runs, rnd, dilation=k, engine='libaio')
         for r in runs[-2:]:
             r['overhead_ns'] = got[r['rw']]
     remove_devices()

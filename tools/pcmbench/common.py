@@ -72,8 +72,9 @@ def pcm_words(extra):
     return pwords.merge_words('preset:none gap_interval:0', extra)
 
 
-def fio_cmd(dev, rw, qd, runtime, bs='4k', cpus=1, size_mib=RAM_MIB - 1):
-    engine = 'psync' if qd == 1 else 'libaio'
+def fio_cmd(dev, rw, qd, runtime, bs='4k', cpus=1, size_mib=RAM_MIB - 1, engine=None):
+    """@engine: psync at QD1 and libaio deeper unless given."""
+    engine = engine or ('psync' if qd == 1 else 'libaio')
     jobs = [f'--numjobs={cpus}', '--group_reporting'] if cpus > 1 else []
     return ['fio', '--name=bench', f'--filename={dev}', f'--rw={rw}', f'--bs={bs}',
             '--direct=1', f'--ioengine={engine}', f'--iodepth={qd}', *jobs,
@@ -91,13 +92,15 @@ def run_fio(cmd):
     side = job['read'] if job['read']['io_bytes'] else job['write']
     clat = side['clat_ns']
     return {'iops': side['iops'], 'clat_mean_ns': clat['mean'],
+            'lat_mean_ns': side['lat_ns']['mean'],
             'clat_median_ns': clat.get('percentile', {}).get('50.000000'),
             'fio_cpu_pct': job['usr_cpu'] + job['sys_cpu']}
 
 
-def measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None):
+def measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None,
+            engine=None):
     cmd = fio_cmd(dev, rw, qd, args.runtime, bs, args.cpus,
-                  RAM_MIB - 1 if size_mib is None else size_mib)
+                  RAM_MIB - 1 if size_mib is None else size_mib, engine)
     r = run_fio(cmd)
     r.update(device=name, rw=rw, qd=qd, bs=bs, cpus=args.cpus, round=rnd,
              cmd=' '.join(cmd), **(extra or {}))

@@ -71,14 +71,15 @@ def model(words, rw, bs, qd=1):
     return out['read' if rw.endswith('read') else 'write']
 
 
-def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None, size_mib=None):
+def measure_pcm(runs, rnd, name, rw, bs, args, extra, qd=1, overhead=None, size_mib=None,
+                engine=None):
     """measure() on dm-pcm NAME, with overhead_ns set to overhead[rw] (ns;
     None: 0), and the lateness and late completions of that run alone."""
     ns = round(overhead[rw]) if overhead else 0
     sh(f'dmsetup message {name} 0 set overhead_ns {ns}')
     sh(f'dmsetup message {name} 0 stats reset')
     measure(runs, rnd, 'dm-pcm', f'/dev/mapper/{name}', rw, qd, args,
-            dict(extra, overhead_ns=ns, calibrated=overhead is not None), bs, size_mib)
+            dict(extra, overhead_ns=ns, calibrated=overhead is not None), bs, size_mib, engine)
     runs[-1].update(lateness=lateness(name), late=status(name)['late'])
 
 
@@ -97,22 +98,24 @@ def calibration_words(dilation=1):
     return words + (f' dilation:{dilation}' if dilation != 1 else '')
 
 
-def overhead_of(clat_mean_ns, dilation=1):
+def overhead_of(lat_mean_ns, dilation=1):
     """This host's completion overhead (ns, not below 0) from fio's mean
-    clat on the calibration device, less its hold (cal_device_ns() x K on
-    the host's clock).  The mean, as the figures it calibrates are means,
-    and exact: fio's percentiles are bucketed, 1/64 of a power of two wide
-    (8 us at 500 us, 64 us at 4 ms)."""
-    return max(0, round(clat_mean_ns) - cal_device_ns(dilation) * dilation)
+    latency (lat: from submission to completion) on the calibration
+    device, less its hold (cal_device_ns() x K on the host's clock).  The
+    mean, as the figures it calibrates are means, and exact: fio's
+    percentiles are bucketed, 1/64 of a power of two wide (8 us at 500 us,
+    64 us at 4 ms)."""
+    return max(0, round(lat_mean_ns) - cal_device_ns(dilation) * dilation)
 
 
 def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
-              name='bench-tm'):
+              name='bench-tm', engine='psync'):
     """This host's completion overhead per direction, {'randread': ns,
     'randwrite': ns}: 4 KiB QD1 reads and writes (fio, args.runtime s
     each, over @size_mib MiB of @backing) on a dm-pcm device holding each
-    TIMING_CAL_US on the host's clock (at @dilation), fio's mean clat
-    minus the hold.  The
+    TIMING_CAL_US on the host's clock (at @dilation), fio's mean latency
+    minus the hold, with the fio @engine the figures it calibrates use
+    (characterize: libaio, as its job files; timing: psync).  The
     runs are appended to @runs (device dm-pcm, set_us TIMING_CAL_US).
     'pcm-bench timing' calls it each round; 'pcm-bench characterize'
     (calibrate = true, --calibrate) at the start of the run."""
@@ -123,8 +126,9 @@ def calibrate(args, runs, rnd=0, dilation=1, backing='/dev/ram0', size_mib=None,
     overhead = {}
     try:
         for rw in ('randread', 'randwrite'):
-            measure_pcm(runs, rnd, name, rw, '4k', args, extra, size_mib=size_mib)
-            overhead[rw] = overhead_of(runs[-1]['clat_mean_ns'], dilation)
+            measure_pcm(runs, rnd, name, rw, '4k', args, extra, size_mib=size_mib,
+                        engine=engine)
+            overhead[rw] = overhead_of(runs[-1]['lat_mean_ns'], dilation)
     finally:
         sh(f'dmsetup remove {name}')
     return overhead
@@ -226,7 +230,7 @@ def summarize(res):
     for rw in ('randread', 'randwrite'):
         base = p50(pick(device='dm-linear', rw=rw))
         cal = pick(device='dm-pcm', rw=rw, set_us=TIMING_CAL_US)
-        got = [overhead_of(r['clat_mean_ns'], r.get('dilation', 1)) for r in cal]
+        got = [overhead_of(r['lat_mean_ns'], r.get('dilation', 1)) for r in cal]
         lines.append(f"{rw}: dm-linear over brd {base:.1f} us; overhead_ns "
                      f"{statistics.median(got):.0f} on the host's clock (rounds: "
                      f"{', '.join(str(round(o)) for o in got)})")

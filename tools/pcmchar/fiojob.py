@@ -29,6 +29,8 @@ def job_text(spec, p):
              f'iodepth={a["iodepth"]}',
              f'numjobs={a["threads"]}',
              'group_reporting=1',
+             # the request's whole latency, its submission too (results.latency())
+             'lat_percentiles=1',
              'time_based=1',
              f'size={size_word(a["size"])}',
              'randrepeat=0']
