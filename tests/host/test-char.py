@@ -1388,6 +1388,10 @@ def test_warmup_ios():
     check('runtime=500ms' in plain.split('[warmup]')[1].split('[rep1]')[0],
           'warm-up by time otherwise')
     check(s.points[0].describe().endswith('after 4000 I/Os'), s.points[0].describe())
+    s = spec.loads('[axes]\ndevice = "preset:pss"\nramp = 0.25\n')
+    reps = fiojob.job_text(s, s.points[0]).split('[rep1]')[1]
+    check('ramp_time=250ms' in reps and s.points[0].describe().endswith('ramp 0.25 s'),
+          f'ramp: each repetition ramps: {reps}')
     try:
         spec.loads('[axes]\nwarmup_ios = -1\n')
         check(False, 'warmup_ios -1 accepted')

@@ -59,6 +59,10 @@ def job_text(spec, p):
     for r in range(1, spec.repetitions + 1):
         lines += ['', f'[rep{r}]', 'stonewall', 'new_group',
                   f'runtime={round(spec.runtime * 1000)}ms']
+        if a['ramp']:
+            # fio's pause between two jobs lets PSS's write cache drain:
+            # each repetition refills it before it counts
+            lines.append(f'ramp_time={round(a["ramp"] * 1000)}ms')
     return '\n'.join(lines) + '\n'
 
 

@@ -132,6 +132,8 @@ AXES = {
     'region': (100, int_range(1, 100), 'percent of the file that random I/O goes to'),
     'warmup_ios': (0, int_range(0, 10 ** 7), 'the warm-up runs this many I/Os, not warmup '
                    's (a state to reach: a full write cache)'),
+    'ramp': (0.0, lambda f, v: number(f, v, 0, 3600), 's each repetition runs before it is '
+             'measured (fio ramp_time: a state the pause between repetitions undoes)'),
 }
 TOP_KEYS = {'name', 'repetitions', 'runtime', 'warmup', 'ramdisk', 'backing', 'baseline',
             'bursty', 'axes', 'sweep', 'dilation', 'calibrate', 'overhead_ns'}
@@ -343,7 +345,8 @@ class Point:
                 f'{" " + a["pattern"] if a["pattern"] != "sustained" else ""}'
                 f'{" region " + str(a["region"]) + "%" if a["region"] < 100 else ""}'
                 f'{" " + a["scheduler"] if a["scheduler"] != "none" else ""}'
-                f'{" after " + str(a["warmup_ios"]) + " I/Os" if a["warmup_ios"] else ""}')
+                f'{" after " + str(a["warmup_ios"]) + " I/Os" if a["warmup_ios"] else ""}'
+                f'{" ramp " + format(a["ramp"], "g") + " s" if a["ramp"] else ""}')
 
     def row(self):
         """The axes as CSV cells (sizes as fio writes them)."""
