@@ -24,8 +24,19 @@ def remove_devices():
     sh('for d in $(dmsetup ls | awk \'$1 ~ /^bench-/ {print $1}\' | tac); do dmsetup remove $d; done; true')
 
 
+def prefetch_fio():
+    """fio and the shared libraries it loads (libaio among them), read
+    once into the guest's page cache.  Read over 9p while a job starts,
+    they would idle an icount guest, whose clock then jumps to its next
+    timer, again and again while the loaded host answers, and fio gives
+    up on a job whose start took its timeout ("job startup hung?")."""
+    sh('f=$(command -v fio) && cat "$f" $(ldd "$f" | awk \'$3 ~ /^\\// {print $3}\') '
+       '> /dev/null')
+
+
 def fresh_ramdisk():
     """brd filled: a fresh ramdisk allocates pages on first write."""
+    prefetch_fio()
     remove_devices()
     sh('rmmod brd 2>/dev/null; true')
     sh(f'modprobe brd rd_nr=1 rd_size={RAM_MIB * 1024} max_part=0')

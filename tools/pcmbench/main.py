@@ -11,6 +11,13 @@ follows instructions, so figures depend on the code, not on how busy the
 host is; 1 vCPU unless --cpus, more run round-robin on one host thread,
 on the one instruction clock), runs tools/pcm-bench inside with --guest,
 and prints a table of medians over the rounds with ratios to dm-linear.
+characterize, timing and calibrate run their dm-pcm devices at
+dilation:8 under icount (1 with --native or --no-icount; --dilation K)
+and put fio's figures on the device's clock (latencies / K, rates x K):
+a 1-vCPU icount guest is a slow host, and dilation makes it one 8 times
+faster (dm-pcm.rst, "Time dilation"); characterize also calibrates by
+default: it measures this host's completion overhead per direction at
+its start and sets it as overhead_ns (--no-calibrate: not).
 Results, with the kernel version and the exact fio command lines, go to
 build/bench/<mode>-<kernel>.json (--outdir).  Never a pass/fail test: a
 benchmark.  One module per mode in tools/pcmbench/; what they share is

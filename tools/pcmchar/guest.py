@@ -300,6 +300,8 @@ class Guest:
         fiojob.write_jobs(spec, os.path.join(self.dir, 'jobs'))
         devices, runs = {}, []
         try:
+            from pcmbench.common import prefetch_fio
+            prefetch_fio()
             self.make_backing()
             self.calibrate()
             for dev, (target, fullness, sched), pts in spec.plan():
