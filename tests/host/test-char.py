@@ -896,6 +896,16 @@ def test_verdict():
     check(v['verdict'] == 'host-bound' and "own min is -0.8" in v['reason'], f'min: {v}')
     v = verdict.judge('clat_min_us', 10.4, 11.5, model=10.8, differs='r', linear_spread=-0.8)
     check(v['verdict'] == 'not reproduced', f'the other side of the model: {v}')
+    v = verdict.judge('clat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=1.02)
+    check(v['verdict'] == 'host-bound' and 'within 1.02 us of its modeled instant' in
+          v['reason'], f'a tail after a punctual device: {v}')
+    v = verdict.judge('clat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=9.0)
+    check(v['verdict'] == 'not reproduced', f'a late device: its own tail: {v}')
+    v = verdict.judge('clat_mean_us', 38, 39, lateness_top=0.1)
+    check(v['verdict'] == 'not reproduced', f'not for a mean: {v}')
+    check(report.lateness_top({'lateness': [[512, 640, 3], [4096, 8192, 1], [8192, 16384, 0]]},
+                              8) == 1.024 and report.lateness_top({}, 8) is None,
+          'the histogram\'s top on the device\'s clock')
     v = verdict.judge('clat_mean_us', 38, 39, linear_spread=5)
     check(v['verdict'] == 'not reproduced', f'a mean has no spread evidence: {v}')
     check(verdict.tolerance('iops') == verdict.tolerance('mbps') == 0.05 and

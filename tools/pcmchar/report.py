@@ -140,10 +140,20 @@ def headline(res, model=True):
                 v = V.judge(fig.metric, fig.value, got, fig.kind, mod, fig.differs, fig.reached,
                             late=view.get('late') if view else None,
                             timed=view.get('timed') if view else None,
-                            linear=None if fig.over else lin, linear_spread=spread)
+                            linear=None if fig.over else lin, linear_spread=spread,
+                            lateness_top=lateness_top(view, k))
                 rows.append(Row(fig, dev, p, got, sd, lin, mod, k, view, v,
                                 st.get('overhead_ns')))
     return rows
+
+
+def lateness_top(view, k):
+    """The top of the device's lateness histogram over a point, in us on
+    the device's clock (its buckets are host ns); None without one."""
+    hist = (view or {}).get('lateness')
+    if not hist:
+        return None
+    return max(hi for _, hi, n in hist if n) / (k or 1) / 1000
 
 
 def fmt(v):

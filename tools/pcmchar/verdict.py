@@ -16,7 +16,10 @@ function of numbers (tests/host/test-char.py holds it to each verdict):
                     own spread there from its mean at least as large as
                     the measurement's from the model (the host's spread:
                     the calibration takes off the host's mean cost, not
-                    its spread)
+                    its spread), or, for a tail figure over the model,
+                    the device's own lateness histogram: every I/O left
+                    dm-pcm closer to its modeled instant than the excess,
+                    which came after, on the host's completion path
   model-differs-from-paper
                     not reproduced, not host-bound, and the .rst says the
                     model does not reach the paper's figure (its reason)
@@ -38,6 +41,7 @@ TOLERANCE = {'latency': 0.02, 'rate': 0.05}
 LATE_SHARE = 0.01     # late completions over 1 % of the timed ones: host-bound
 LINEAR_NEAR = 0.20    # dm-linear within 20 % of the measurement: host-bound
 SPREAD = ('clat_min_us', 'clat_p99_us', 'clat_p999_us', 'clat_p9999_us', 'clat_max_us')
+TAIL = SPREAD[1:]
 
 
 def tolerance(metric):
@@ -55,7 +59,7 @@ def error(got, ref):
 
 
 def judge(metric, paper, measured, kind='near', model=None, differs=None, reached=True,
-          late=None, timed=None, linear=None, linear_spread=None):
+          late=None, timed=None, linear=None, linear_spread=None, lateness_top=None):
     """The verdict on one figure: a dict of
 
       verdict          one of VERDICTS
@@ -79,7 +83,9 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
     completions over the point (None: not recorded); @linear: dm-linear's
     figure on the same point and clock (None: none); @linear_spread: for a
     metric of SPREAD, dm-linear's figure minus its mean latency on the
-    same point and clock (None: none)."""
+    same point and clock (None: none); @lateness_top: the top of the
+    device's lateness histogram over the point, on the device's clock
+    (us; None: not recorded)."""
     tol = tolerance(metric)
     bound = kind == 'at_most'
     out = {'verdict': None, 'against': None, 'reason': '', 'evidence': [],
@@ -103,6 +109,13 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
                 f"dm-linear's own {metric[5:-3]} is {linear_spread:+.3g} us from its mean on "
                 f"the same point, the measurement {off:+.3g} from the "
                 f"{'model' if model is not None else 'paper'} (the host's spread)")
+    if metric in TAIL and lateness_top is not None and measured is not None and ref and \
+            measured - ref > lateness_top:
+        out['evidence'].append(
+            f'dm-pcm completed every I/O within {lateness_top:.3g} us of its modeled instant '
+            f'(its lateness histogram): the {measured - ref:.3g} us over the '
+            f"{'model' if model is not None else 'paper'} came after, on the host's "
+            'completion path')
     within = f'within {tol * 100:g} %'
     if measured is None:
         out.update(verdict=NOT_REPRODUCED, reason='not measured')
