@@ -46,9 +46,10 @@
  * them after each parity read.  If they moved, the read takes its rows'
  * locks, as a write does, and reads the data and parity of the rest of
  * its rows again: it returns the old or the new data, as a device would,
- * and the error model applies the same draws.  The error model's
- * streams are numbered by read in the order workers take them: with more
- * than one read in flight, which read gets which stream follows that order.
+ * and the error model applies the same draws.  Those draws are a pure
+ * function of the seed, the sector's physical place and its row's read
+ * number (dm-pcm-errs.c), taken when the row is decoded: no order in
+ * which workers take reads changes them.
  */
 #include <linux/bio.h>
 #include <linux/bvec.h>
@@ -97,7 +98,6 @@ struct pcm_ecc_dev {
 	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
 	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
-	atomic64_t reads;		/* the error model's stream per read: n */
 
 	u8 *move_meta;			/* the mover's: a row's metadata */
 
@@ -521,18 +521,23 @@ static u32 injected_bits(struct pcm_c *pc, sector_t sector)
 	return bits;
 }
 
-/* @nbits distinct positions of the sector, drawn from @rng. */
-static u32 inject_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
-			struct pcm_rng *rng, u32 nbits)
+/*
+ * @nbits distinct positions of the sector, drawn from its inject stream:
+ * physical sector @psector, read number @nread.
+ */
+static u32 inject_flips(struct pcm_c *pc, struct ecc_rd *rd, u64 psector, u32 nread,
+			u32 nbits)
 {
-	const struct pcm_ecc_geom *g = &e->geom;
-	u32 total = sector_bits(g), i, pos;
+	struct pcm_ecc_dev *e = pc->ecc;
+	u32 total = sector_bits(&e->geom), i, pos;
+	struct pcm_rng rng;
 
+	pcm_err_stream(&rng, pc->cfg.val[PCM_SEED], PCM_ERR_INJECT, psector, nread);
 	nbits = min(nbits, total);
 	bitmap_zero(rd->c->flipped, total);
 	for (i = 0; i < nbits; i++) {
 		do {
-			pos = pcm_rng_next(rng) % total;
+			pos = pcm_rng_next(&rng) % total;
 		} while (test_bit(pos, rd->c->flipped));
 		__set_bit(pos, rd->c->flipped);
 		flip_bit(rd, pos);
@@ -541,21 +546,20 @@ static u32 inject_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 	return nbits;
 }
 
-/* The raw bit errors of one read of a sector, by geometric skipping. */
-static u32 rber_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
-		      const struct pcm_err_rate *rate, struct pcm_rng *rng)
+/*
+ * The raw bit errors of read @nread of physical sector @psector, by
+ * geometric skipping (pcm_err_next()).
+ */
+static u32 rber_flips(struct pcm_c *pc, struct ecc_rd *rd, const struct pcm_err_rate *rate,
+		      u64 psector, u32 nread)
 {
-	const struct pcm_ecc_geom *g = &e->geom;
-	u32 total = sector_bits(g), flips = 0;
-	u64 pos, k;
+	struct pcm_ecc_dev *e = pc->ecc;
+	struct pcm_err_iter ei;
+	u32 flips = 0, pos;
 
-	for (pos = 0; ; pos += k + 1) {
-		k = pcm_err_skip(rate, rng, total - pos);
-		if (k >= total - pos)
-			break;
-		flip_bit(rd, pos + k);
-		flips++;
-	}
+	pcm_err_begin(&ei, rate, pc->cfg.val[PCM_SEED], psector, nread, sector_bits(&e->geom));
+	for (; pcm_err_next(&ei, &pos); flips++)
+		flip_bit(rd, pos);
 	if (flips)
 		atomic64_add(flips, &e->figs[PCM_ECC_RAW_BITS]);
 	return flips;
@@ -569,11 +573,12 @@ static u32 rber_flips(struct pcm_ecc_dev *e, struct ecc_rd *rd,
  * (its parity computed from the bio's page and compared), and one it
  * changed, or whose parity differs, is decoded in a private copy, the
  * bio's own data being the truth.  A sector that straddles two bvecs is
- * copied from the start.  Returns false when it is uncorrectable (zeroed).
+ * copied from the start.  Its errors are those of read @nread of physical
+ * sector @psector.  Returns false when it is uncorrectable (zeroed).
  */
 static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
 			    struct bvec_iter *it, sector_t lsector, const u8 *p,
-			    const struct pcm_err_rate *rate, struct pcm_rng *rng,
+			    const struct pcm_err_rate *rate, u64 psector, u32 nread,
 			    struct pcm_stuck_iter *ws)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
@@ -596,9 +601,9 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 	}
 	inj = injected_bits(pc, lsector);
 	if (inj)
-		flips += inject_flips(e, &rd, rng, inj);
+		flips += inject_flips(pc, &rd, psector, nread, inj);
 	if (rate->mant)
-		flips += rber_flips(e, &rd, rate, rng);
+		flips += rber_flips(pc, &rd, rate, psector, nread);
 	flips += stuck_cells(e, &rd, ws);	/* wear hook */
 	if (!rd.copied) {
 		/* no error drawn: the parity of the bio's data, as decoding computes it */
@@ -683,19 +688,25 @@ static bool ecc_row_clean(struct pcm_ecc_dev *e, struct bio *bio, struct bvec_it
 	return clean;
 }
 
-/* Decode one row's part of a read, its parity in @meta. */
+/*
+ * Decode one row's part of a read, its parity in @meta.  A read that may
+ * draw errors (rber above 0, or something injected) takes the row's next
+ * read number first.
+ */
 static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
-			   const struct ecc_span *sp, sector_t lsector, const u8 *meta,
-			   struct pcm_rng *rng)
+			   const struct ecc_span *sp, sector_t lsector, const u8 *meta)
 {
+	u64 psector = sp->slot - pc->layout.offset + sp->first;
 	struct pcm_ecc_dev *e = pc->ecc;
 	struct pcm_stuck_iter ws;
 	struct pcm_err_rate rate;
 	struct pcm_ecc_ctx *c;
 	bool good = true;
-	u32 i;
+	u32 i, nread = 0;
 
 	ecc_row_rate(pc, sp, &rate);
+	if (rate.mant || READ_ONCE(e->nr_injected))
+		nread = pcm_row_read(pc, sp->slot);
 	/* wear hook: the row's stuck cells, then this sector's of them */
 	pcm_wear_stuck_begin(pc, sp->slot, sector_bits(&e->geom), &ws);
 	local_lock(&e->ctx->lock);
@@ -711,7 +722,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 		pcm_stuck_sector(&ws, sp->first + i);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,
-					&rate, rng, &ws);
+					&rate, psector + i, nread, &ws);
 	}
 	pcm_ecc_simd_end(&c->codec);
 	local_unlock(&e->ctx->lock);
@@ -754,12 +765,10 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
 	sector_t s = io->iter.bi_sector, lsector = io->lsector;
 	bool bad = false, locked = false;
-	struct pcm_rng rng;
 	struct ecc_span sp;
 	u8 *meta;
 	int r = 0;
 
-	pcm_rng_init(&rng, pc->cfg.val[PCM_SEED], atomic64_inc_return(&e->reads) - 1);
 	meta = mempool_alloc(e->meta_pool, GFP_NOIO);
 	while (left && !r) {
 		span_of(pc, s, left, &sp);
@@ -778,7 +787,7 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 
 			ecc_encode_row(pc, bio, &at, &sp, false, meta);
 		}
-		if (!r && !ecc_decode_row(pc, bio, &it, &sp, lsector, meta, &rng))
+		if (!r && !ecc_decode_row(pc, bio, &it, &sp, lsector, meta))
 			bad = true;
 		s += sp.n;
 		lsector += sp.n;
@@ -868,7 +877,12 @@ int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	struct pcm_inject *in;
+	int r;
 
+	/* its bits are drawn by read number */
+	r = pcm_errs_enable(pc);
+	if (r)
+		return r;
 	in = kmalloc(sizeof(*in), GFP_KERNEL);
 	if (!in)
 		return -ENOMEM;
@@ -902,7 +916,17 @@ void pcm_ecc_clear_injected(struct pcm_c *pc)
 		kfree(in);
 }
 
-/* Status: the ECC figures after the timing model's; zeros with ecc:none. */
+/* ecc:none: the raw bits rber flipped, and the sectors they reached the reader in */
+static s64 ecc_none_fig(struct pcm_c *pc, unsigned int i)
+{
+	if (i == PCM_ECC_RAW_BITS)
+		return atomic64_read(&pc->raw_bits);
+	if (i == PCM_ECC_SILENT_SECTORS)
+		return atomic64_read(&pc->raw_silent);
+	return 0;
+}
+
+/* Status: the ECC figures after the timing model's; with ecc:none, raw errors only. */
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp)
 {
@@ -910,7 +934,7 @@ void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 
 	for (i = 0; i < PCM_ECC_NR_FIGS; i++)
 		DMEMIT(" %s:%lld", pcm_ecc_fig_names[i],
-		       pc->ecc ? atomic64_read(&pc->ecc->figs[i]) : 0);
+		       pc->ecc ? atomic64_read(&pc->ecc->figs[i]) : ecc_none_fig(pc, i));
 	*szp = sz;
 }
 
@@ -921,6 +945,8 @@ void pcm_ecc_reset(struct pcm_c *pc)
 
 	for (i = 0; pc->ecc && i < PCM_ECC_NR_FIGS; i++)
 		atomic64_set(&pc->ecc->figs[i], 0);
+	atomic64_set(&pc->raw_bits, 0);
+	atomic64_set(&pc->raw_silent, 0);
 }
 
 static void *meta_pool_alloc(gfp_t gfp, void *len)

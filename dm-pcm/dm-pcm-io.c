@@ -144,6 +144,7 @@ static struct pcm_io *io_attach(struct bio *bio)
 	struct pcm_io *io = io_of(bio);
 
 	bio->bi_private = io;
+	io->ecc = PCM_ECC_IO_NONE;
 	return io;
 }
 
@@ -750,6 +751,19 @@ static noinline int map_ecc(struct dm_target *ti, struct bio *bio, struct pcm_io
 	return pcm_ecc_remapped(pc, bio, io);
 }
 
+/* ecc:none with rber above 0: a read keeps its pcm_io for its raw errors. */
+static noinline int map_raw(struct dm_target *ti, struct bio *bio, struct pcm_io *io)
+{
+	struct pcm_c *pc = ti->private;
+	int r;
+
+	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+	r = map_fast(pc, bio, io, io->lsector);
+	if (r != DM_MAPIO_REMAPPED)
+		return r;
+	return pcm_raw_remapped(pc, bio, io);
+}
+
 /* The clone's bi_private: its epoch (PCM_EPOCH_TAG), or its pcm_io. */
 int pcm_map(struct dm_target *ti, struct bio *bio)
 {
@@ -758,6 +772,8 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
 		return map_ecc(ti, bio, io_attach(bio));
+	if (unlikely(READ_ONCE(pc->raw_errs)) && bio_op(bio) == REQ_OP_READ)
+		return map_raw(ti, bio, io_attach(bio));
 	return map_fast(pc, bio, NULL, dm_target_offset(ti, bio->bi_iter.bi_sector));
 }
 
@@ -802,6 +818,11 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	if (unlikely(pc->ecc_on))
 		return end_io_ecc(pc, bio, error);
 	io = bio->bi_private;
+	if (unlikely(io->ecc == PCM_ECC_IO_RAW) && !*error) {
+		/* ecc:none: the backing I/O is over; its raw errors, then the rest */
+		pcm_io_done(pc, io);
+		return pcm_raw_end_io(pc, bio, io);
+	}
 	if (unlikely(io->timed))
 		return end_io_timed(pc, bio, io);
 	pcm_io_done(pc, io);

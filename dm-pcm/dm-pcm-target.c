@@ -59,6 +59,7 @@ static void pcm_dtr(struct dm_target *ti)
 	pcm_wib_exit(pc);
 	pcm_move_exit(pc);
 	pcm_ecc_dev_exit(pc);
+	pcm_errs_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
 	pcm_io_exit(pc);
@@ -301,6 +302,12 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot allocate wear counters";
 		return -ENOMEM;
 	}
+	/* rber's draws are named by read numbers: made when errors are first asked for */
+	if (pc->cfg.val[PCM_RBER] && pcm_errs_enable(pc)) {
+		ti->error = "Cannot allocate read numbers";
+		return -ENOMEM;
+	}
+	pcm_errs_rber(pc, pc->cfg.val[PCM_RBER]);
 	return 0;
 }
 
@@ -589,7 +596,14 @@ static int pcm_msg_set(struct pcm_c *pc, unsigned int argc, char **argv)
 		DMERR("set: %s", err.detail);
 		return r;
 	}
+	if (id == PCM_RBER && val) {
+		r = pcm_errs_enable(pc);
+		if (r)
+			return r;
+	}
 	WRITE_ONCE(pc->live.val[id], val);
+	if (id == PCM_RBER)
+		pcm_errs_rber(pc, val);
 	if (pcm_param_timing(id))
 		pcm_timing_update(pc);
 	return 0;
@@ -710,7 +724,8 @@ static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
 		return -EINVAL;
 	}
 	if (!pc->ecc) {
-		DMERR("inject: no ECC on this device (ecc:none)");
+		/* a medium without a code: rber's raw errors reach the reader, inject's need one */
+		DMERR("inject: needs ecc:bch (this device is ecc:none; rber reaches its reads)");
 		return -EINVAL;
 	}
 	if (pcm_parse_u64(argv[1], &sector) || sector >= pc->ti->len) {
@@ -738,7 +753,7 @@ static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
 		return -EINVAL;
 	}
 	if (!pc->ecc) {
-		DMERR("clear_injected: no ECC on this device (ecc:none)");
+		DMERR("clear_injected: needs ecc:bch (this device is ecc:none)");
 		return -EINVAL;
 	}
 	pcm_ecc_clear_injected(pc);

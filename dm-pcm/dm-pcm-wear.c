@@ -4,9 +4,9 @@
  * physical row, or per group of rows, counted on the map path, kept in
  * RAM and persisted to the wear region (pcm-wear.h, pcm-layout.h) on
  * postsuspend, on "persist" and every PCM_WEAR_PERIOD.  What wear does:
- * with ecc:bch, reads of a row see its rber raised along
- * pcm_wear_rber_curve and, past endurance, its stuck-at cells
- * (pcm-errmodel.c); with the timing model, a write's program time grows
+ * reads of a row see its rber raised along pcm_wear_rber_curve (ecc:bch,
+ * and ecc:none while rber is above 0) and, with ecc:bch, past endurance,
+ * its stuck-at cells (pcm-errmodel.c); with the timing model, a write's program time grows
  * along pcm_wear_lat_curve.
  *
  * Counting is a racy READ_ONCE/WRITE_ONCE increment, not an atomic: a

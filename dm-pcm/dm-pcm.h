@@ -86,6 +86,7 @@ enum pcm_ecc_io {
 	PCM_ECC_IO_READ,		/* decode once the data is in */
 	PCM_ECC_IO_WRITE,		/* parity written before the data */
 	PCM_ECC_IO_LOCKED,		/* a write's rows locked until its data is written */
+	PCM_ECC_IO_RAW,			/* ecc:none: rber's errors once the data is in */
 };
 
 struct pcm_io {
@@ -93,11 +94,11 @@ struct pcm_io {
 	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
 	bool timed;			/* charged to the timing model */
 	bool held;			/* its completion waits for @timer */
-	u8 ecc;				/* enum pcm_ecc_io, when pc->ecc_on */
+	u8 ecc;				/* enum pcm_ecc_io, once attached */
 	u64 deadline;			/* modeled completion, ktime_get_ns() */
 	struct pcm_c *pc;		/* for @timer and @work */
 	struct hrtimer timer;
-	/* ECC only */
+	/* ECC, and ecc:none reads while rber is above 0 */
 	sector_t lsector;		/* first logical sector */
 	u64 gen;			/* a read: its rows' write generations when mapped */
 	struct bvec_iter iter;		/* the data as remapped */
@@ -257,6 +258,10 @@ struct pcm_c {
 	struct pcm_ecc_geom ecc_geom;
 	struct pcm_ecc_dev *ecc;
 	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
+	/* bit errors: dm-pcm-errs.c */
+	atomic_t *row_reads;		/* read number per physical row; NULL until asked */
+	bool raw_errs;			/* ecc:none and rber > 0: reads take the raw path */
+	atomic64_t raw_bits, raw_silent;	/* ecc:none: ecc_raw_bits, ecc_silent_sectors */
 
 	/* wear counters: dm-pcm-wear.c, NULL with wear:off */
 	struct pcm_wear *wear;
@@ -321,6 +326,13 @@ void pcm_ecc_reset(struct pcm_c *pc);
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
 
+/* dm-pcm-errs.c */
+int pcm_errs_enable(struct pcm_c *pc);
+void pcm_errs_exit(struct pcm_c *pc);
+u32 pcm_row_read(struct pcm_c *pc, sector_t slot);
+void pcm_errs_rber(struct pcm_c *pc, u64 rber);
+int pcm_raw_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+int pcm_raw_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 /* dm-pcm-wib.c: write-intent bitmap and sticky injections (ecc:bch) */
 int pcm_wib_init(struct pcm_c *pc);
 void pcm_wib_exit(struct pcm_c *pc);

@@ -249,6 +249,47 @@ u64 pcm_err_skip(const struct pcm_err_rate *rate, struct pcm_rng *rng, u64 limit
 	return min(k, limit);
 }
 
+/* ---- a read's errors, by seed, physical sector and read number ------------ */
+
+#define ERR_SALT	0x5241574552524f52ULL	/* "RAWERROR" */
+
+void pcm_err_stream(struct pcm_rng *rng, u64 seed, enum pcm_err_kind kind,
+		    u64 sector, u32 nread)
+{
+	rng->state = pcm_hash64(seed ^ ERR_SALT ^ ((u64)kind << 56), sector, nread);
+}
+
+/*
+ * The raw errors of read @nread of physical sector @sector (@nbits bits,
+ * data and parity in ECC numbering) at @rate: nothing drawn until
+ * pcm_err_next() asks.  @rate must outlive the walk.
+ */
+void pcm_err_begin(struct pcm_err_iter *it, const struct pcm_err_rate *rate, u64 seed,
+		   u64 sector, u32 nread, u32 nbits)
+{
+	it->rate = rate;
+	pcm_err_stream(&it->rng, seed, PCM_ERR_RBER, sector, nread);
+	it->pos = rate->mant ? 0 : nbits;
+	it->nbits = nbits;
+}
+
+/* The next bit in error, by geometric skipping; false when there is none. */
+bool pcm_err_next(struct pcm_err_iter *it, u32 *pos)
+{
+	u64 k, left = it->nbits - it->pos;
+
+	if (!left)
+		return false;
+	k = pcm_err_skip(it->rate, &it->rng, left);
+	if (k >= left) {
+		it->pos = it->nbits;
+		return false;
+	}
+	*pos = it->pos + k;
+	it->pos += k + 1;
+	return true;
+}
+
 /* ---- wear ------------------------------------------------------------------ */
 
 #define Q16(num, den)	((u32)((u64)(num) * PCM_Q16 / (den)))

@@ -47,6 +47,33 @@ void pcm_err_rate_init(struct pcm_err_rate *rate, u64 p_e18);
 u64 pcm_err_skip(const struct pcm_err_rate *rate, struct pcm_rng *rng, u64 limit);
 
 /*
+ * A read's errors, a pure function of what no scheduling changes: the
+ * device's seed, the sector's place in the data area (its physical
+ * sector, from 0) and its row's read number (the reads of that physical
+ * row counted before this one), one stream per kind of draw.  The same
+ * three numbers give the same bits, whatever the queue depth, bio size,
+ * CPU or coding path of the read.
+ */
+enum pcm_err_kind {
+	PCM_ERR_RBER = 1,	/* rber's draws: pcm_err_begin() */
+	PCM_ERR_INJECT,		/* the positions of the bits "inject" flips */
+};
+
+void pcm_err_stream(struct pcm_rng *rng, u64 seed, enum pcm_err_kind kind,
+		    u64 sector, u32 nread);
+
+/* rber's raw errors of one read of a sector of @nbits bits, in ascending order. */
+struct pcm_err_iter {
+	const struct pcm_err_rate *rate;
+	struct pcm_rng rng;
+	u32 pos, nbits;
+};
+
+void pcm_err_begin(struct pcm_err_iter *it, const struct pcm_err_rate *rate, u64 seed,
+		   u64 sector, u32 nread, u32 nbits);
+bool pcm_err_next(struct pcm_err_iter *it, u32 *pos);
+
+/*
  * Wear: x = writes / endurance in 1/65536 units (Q16), and what it does to
  * a row: its bit error rate, its write time (multipliers in Q16) and,
  * past endurance, its stuck-at cells.

@@ -323,6 +323,118 @@ static void test_determinism(void)
 	check(run[0][0][399], "too few errors to compare");
 }
 
+/*
+ * A read's errors are a pure function of (seed, physical sector, read
+ * number): the same three give the same positions, in any order of
+ * calls; another read number, sector or seed gives another draw; the
+ * iterator is the skip loop over the stream pcm_err_stream() names; and
+ * over many (sector, read number) pairs the count is binomial.
+ */
+#define ERR_N		64	/* positions kept per walk */
+
+static u32 walk(const struct pcm_err_rate *r, u64 seed, u64 sector, u32 nread, u32 nbits,
+		u32 *pos)
+{
+	struct pcm_err_iter it;
+	u32 n = 0, p;
+
+	pcm_err_begin(&it, r, seed, sector, nread, nbits);
+	while (pcm_err_next(&it, &p)) {
+		if (n < ERR_N)
+			pos[n] = p;
+		n++;
+	}
+	return n;
+}
+
+/* Two walks found the same errors (as far as they kept them). */
+static int same_walk(u32 na, const u32 *a, u32 nb, const u32 *b)
+{
+	return na == nb && !memcmp(a, b, sizeof(u32) * (na < ERR_N ? na : ERR_N));
+}
+
+static void test_read_errors(void)
+{
+	u32 a[ERR_N], b[ERR_N], na, nb, i, p, nread;
+	u64 sector, k, pos, total = 0, reads = 0;
+	int same = 0, differ = 0, sorted = 1, loop_ok = 1, rev_ok = 1;
+	struct pcm_err_rate r;
+	struct pcm_err_iter it;
+	struct pcm_rng rng;
+	double mean, sd;
+
+	pcm_err_rate_init(&r, 1000000000000000ULL);	/* 1e-3: ~35 per 34688 bits */
+	for (sector = 0; sector < 200; sector++) {
+		for (nread = 0; nread < 4; nread++) {
+			na = walk(&r, 4242, sector, nread, 34688, a);
+			nb = walk(&r, 4242, sector, nread, 34688, b);
+			same += same_walk(na, a, nb, b);
+			/* the next read of the same sector: another draw */
+			nb = walk(&r, 4242, sector, nread + 1, 34688, b);
+			differ += !same_walk(na, a, nb, b);
+			for (i = 1; i < na && i < ERR_N; i++)
+				sorted &= a[i] > a[i - 1];
+		}
+	}
+	check(same == 800, "same (seed, sector, read number): same positions (%d of 800)", same);
+	check(differ == 800, "next read number: another draw (%d of 800)", differ);
+	check(sorted, "positions ascending, distinct");
+
+	/* walks in reverse order, interleaved with others: the same */
+	for (sector = 0; sector < 50; sector++) {
+		na = walk(&r, 9, 1000 - sector, 7, 4096, a);
+		walk(&r, 9, sector, 3, 4096, b);
+		nb = walk(&r, 9, 1000 - sector, 7, 4096, b);
+		rev_ok &= same_walk(na, a, nb, b);
+	}
+	check(rev_ok, "the draw does not depend on the walks made before it");
+
+	na = walk(&r, 4242, 17, 0, 34688, a);
+	nb = walk(&r, 4242, 18, 0, 34688, b);
+	check(!same_walk(na, a, nb, b), "another sector: another draw");
+	nb = walk(&r, 4243, 17, 0, 34688, b);
+	check(!same_walk(na, a, nb, b), "another seed: another draw");
+
+	/* the iterator is the skip loop over the named stream */
+	for (sector = 0; sector < 100; sector++) {
+		pcm_err_begin(&it, &r, 5, sector, 2, 34688);
+		pcm_err_stream(&rng, 5, PCM_ERR_RBER, sector, 2);
+		for (pos = 0; ; pos += k + 1) {
+			k = pcm_err_skip(&r, &rng, 34688 - pos);
+			if (k >= 34688 - pos) {
+				loop_ok &= !pcm_err_next(&it, &p);
+				break;
+			}
+			loop_ok &= pcm_err_next(&it, &p) && p == pos + k;
+		}
+	}
+	check(loop_ok, "pcm_err_next() follows pcm_err_skip() on the stream");
+
+	/* the inject stream is another stream */
+	pcm_err_stream(&rng, 5, PCM_ERR_RBER, 3, 0);
+	k = pcm_rng_next(&rng);
+	pcm_err_stream(&rng, 5, PCM_ERR_INJECT, 3, 0);
+	check(k != pcm_rng_next(&rng), "rber and inject streams differ");
+
+	/* rate 0: nothing */
+	pcm_err_rate_init(&r, 0);
+	check(walk(&r, 1, 1, 1, 34688, a) == 0, "rber 0: no error");
+
+	/* counts over 20000 sectors x 5 reads of 4096 bits at 1e-3: binomial */
+	pcm_err_rate_init(&r, 1000000000000000ULL);
+	for (sector = 0; sector < 20000; sector++)
+		for (nread = 0; nread < 5; nread++, reads++) {
+			pcm_err_begin(&it, &r, 77, sector, nread, 4096);
+			while (pcm_err_next(&it, &p))
+				total++;
+		}
+	mean = reads * 4096 * 0.001;
+	sd = sqrt(mean * 0.999);
+	printf("# %llu errors over %llu reads of 4096 bits, expected %.0f +- %.0f\n",
+	       (unsigned long long)total, (unsigned long long)reads, mean, sd);
+	check(fabs(total - mean) < Z_BOUND * sd, "count binomial (z %.2f)", (total - mean) / sd);
+}
+
 #define E 1000000ULL	/* endurance for the curve tests */
 
 /* The curves hold the values pcm-errmodel.c documents, and only grow. */
@@ -525,6 +637,7 @@ int main(void)
 	RUN(test_gap_distribution);
 	RUN(test_positions_uniform);
 	RUN(test_determinism);
+	RUN(test_read_errors);
 	RUN(test_wear_curves);
 	RUN(test_stuck_cells);
 	RUN(test_stuck_iter);

@@ -43,11 +43,13 @@ MOVER = ('moves_owed', 'parked_writes', 'wouldblock', 'sb_writes', 'meta_flushes
 TIMING = ('read_lat_mean_ns', 'read_lat_max_ns', 'write_lat_mean_ns', 'write_lat_max_ns',
           'tag_waits', 'cache_waits', 'held', 'late', 'late_max_ns')
 TIMING_STATES = ('on', 'off')
-# ECC's figures (dm-pcm-ecc.c), zero with ecc:none: bits corrected, sectors
-# corrected, sectors the decoder refused (the read failed), sectors it
-# miscorrected (wrong data returned as good), bits "inject" flipped, raw
-# bit errors rber drew, rows whose parity a load recomputed from their data
-# (the write-intent bitmap's resync, dm-pcm-wib.c; "stats reset" leaves it).
+# ECC's figures (dm-pcm-ecc.c): bits corrected, sectors corrected, sectors
+# the decoder refused (the read failed), sectors it miscorrected (wrong data
+# returned as good), bits "inject" flipped, raw bit errors rber drew, rows
+# whose parity a load recomputed from their data (the write-intent bitmap's
+# resync, dm-pcm-wib.c; "stats reset" leaves it).  With ecc:none only raw
+# bits (flipped in what readers got) and silent sectors (the sectors they
+# were in) can be above zero (dm-pcm-errs.c).
 ECC = ('ecc_corrected_bits', 'ecc_corrected_sectors', 'ecc_uncorrectable_sectors',
        'ecc_silent_sectors', 'ecc_injected_bits', 'ecc_raw_bits', 'ecc_resynced_rows')
 # Wear counters (wear:on|ROWS): writes per row of the most worn counter's
