@@ -74,6 +74,7 @@ expect_eq() {
 # standard library, without the site module (-S): its .pth files
 # (matplotlib's namespace package, setuptools' distutils shim) made a
 # start take 2.6-5.5 s in a TCG guest on a loaded host, 1.0 s without.
+# Not for a background job: its $! would be a subshell's, not python's.
 py() { python3 -S "$@"; }
 
 # quiet CMD...: run CMD, show its output only if it fails.
@@ -211,7 +212,8 @@ power_cut() {
 	durable=0
 	blkdiscard -z "$dev" || return 1
 	rm -f /tmp/progress
-	py "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
+	# (python3 itself, not the py function: $! must be the writer's pid)
+	python3 -S "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
 		--blocks "$blocks" --batch 8 &
 	wpid=$!
 	sleep "$(py -c "import random; print(random.Random($seed).uniform(0.3, $max))")"
