@@ -234,6 +234,36 @@ def test_length_errors():
     check(rc == 2 and 'not a non-negative integer' in err, f'negative offset: {err!r}')
 
 
+def test_pcm_length_agrees():
+    """build/host/pcm-length (the VM tests' pcm_len) prints what pcmctl
+    length prints, and refuses what it refuses, with the same reason."""
+    out = os.path.join(TOP, 'build', 'host')
+    exe = os.path.join(out, 'pcm-length')
+    res = subprocess.run(['make', '-s', '-C', os.path.join(TOP, 'tools'), 'libpcm', f'OUT={out}'],
+                         stdout=subprocess.DEVNULL)
+    check(res.returncode == 0 and os.access(exe, os.X_OK), f'make builds {exe}')
+    dev = scratch_file('pl-data', 64 << 20)
+    meta = scratch_file('pl-meta', 1 << 20)
+    cases = [[], ['gap_interval:1'], ['ecc:bch'], [f'meta_device:{meta}'],
+             ['ecc:bch', f'meta_device:{meta}'], ['row_size:8192', 'domains:3', 'randomize:7'],
+             ['row_size:1048576', 'wear:on', 'endurance:1', 'ecc:bch'], ['preset:onyx'],
+             ['wear:on', 'domains:5'], ['bogus:1'], ['domains:0'], ['row_size:1000'],
+             ['a b'], [''], ['meta_device:' + os.path.join(WORK, 'missing')],
+             [f'meta_device:{meta}', f'meta_device:{dev}'], ['domains:1024']]
+    for words in cases:
+        rc, out, err = pcm('length', dev, *words)
+        got = subprocess.run([exe, dev] + words, capture_output=True, text=True)
+        check((got.returncode, got.stdout, got.stderr.replace('pcm-length: ', '', 1)) ==
+              (rc, out, err.replace('pcmctl: ', '', 1)),
+              f'{words}: pcmctl {rc} {out!r} {err!r}, pcm-length {got.returncode} '
+              f'{got.stdout!r} {got.stderr!r}')
+    tiny = scratch_file('pl-tiny', 4096)
+    rc, out, err = pcm('length', tiny)
+    got = subprocess.run([exe, tiny], capture_output=True, text=True)
+    check(got.returncode == rc == 1 and got.stderr.replace('pcm-length: ', '', 1) ==
+          err.replace('pcmctl: ', '', 1), f'no room: {err!r} {got.stderr!r}')
+
+
 # ---------------------------------------------------------------------------
 # create, remove, message, status through the fake dmsetup
 
@@ -581,7 +611,7 @@ def main():
     install_fake_dmsetup()
     cases = (
         test_length_matches_model, test_length_readme_example, test_length_meta_device,
-        test_length_errors, test_create_dry_run, test_create_remove, test_message, test_status,
+        test_length_errors, test_pcm_length_agrees, test_create_dry_run, test_create_remove, test_message, test_status,
         test_create_kernel_reason, test_map_simulation, test_map_randomized,
         test_map_text_and_errors, test_cli, test_broken_pipe, test_model, test_params,
         test_fresh_tree_builds_lib)

@@ -13,7 +13,7 @@ here=$(dirname "$0")
 
 # oracle NAME SAMPLES: random sectors of NAME, read through dm-pcm and at
 # the backing sector the registers predict, must agree.
-oracle() { python3 "$here/oracle.py" "$@"; }
+oracle() { py "$here/oracle.py" "$@"; }
 
 # rotate NAME WORDS: write with gap_interval:1 until every domain's start
 # wrapped $want_wraps times (twice at full PCM_SCALE, once in make check)
@@ -49,7 +49,7 @@ for words in "gap_interval:0" "domains:4 gap_interval:0" \
 	r0=$(registers sg)
 	dmsetup message sg 0 move_gap 37
 	expect "$words: after 37 moves per domain" oracle sg 64
-	expect "$words: every gap register moved by 37" python3 -c "
+	expect "$words: every gap register moved by 37" py -c "
 a, b = '$r0'.split(), '$(registers sg)'.split()
 assert len(a) == len(b) and all(int(x.split('/')[1]) - int(y.split('/')[1]) == 37 for x, y in zip(a, b))"
 	dmsetup remove sg

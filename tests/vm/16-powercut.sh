@@ -39,7 +39,7 @@ for ((i = 1; i <= cuts; i++)); do
 		fail "cut $i: dm-pcm loads after the cut"
 		break
 	fi
-	if python3 "$here/versioned.py" check /dev/mapper/pc $((seed + i)) "$durable" \
+	if py "$here/versioned.py" check /dev/mapper/pc $((seed + i)) "$durable" \
 		--blocks "$blocks" --batch 8; then
 		survived=$((survived + 1))
 	else

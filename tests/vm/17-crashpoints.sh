@@ -22,7 +22,7 @@ dmsetup create pc --table "0 $len pcm /dev/mapper/lw 0 2 $words"
 seed=$((RANDOM * 32768 + RANDOM))
 note "seed $seed"
 expect "writer: $batches batches of 4 blocks, fsync and a mark after each" \
-	python3 "$here/versioned.py" write /dev/mapper/pc $seed /tmp/progress \
+	py "$here/versioned.py" write /dev/mapper/pc $seed /tmp/progress \
 	--blocks $blocks --batch 4 --max-batches "$batches" --mark lw
 note "gap moves logged: $(status_field pc gap_moves)"
 dmsetup remove pc
@@ -30,7 +30,7 @@ dmsetup remove lw
 
 # replay to every crash point; the last mark before it says which batches
 # were durable there
-expect "every crash point loads and verifies" python3 - "$here" /dev/ram1 /dev/ram2 \
+expect "every crash point loads and verifies" py - "$here" /dev/ram1 /dev/ram2 \
 	"0 $len pcm /dev/ram2 0 2 $words" $seed $blocks <<'PY'
 import argparse, re, subprocess, sys
 sys.path.insert(0, sys.argv[1])

@@ -25,6 +25,14 @@
 #    error, across remove + create, fsck clean.
 #  - A read of a 1 MiB row far past its endurance (over a million stuck
 #    cells) fails in bounded time, with no soft lockup or RCU stall.
+#
+# make check's compat tier (6.1; tests/vm/run --tier compat, PCM_TIER)
+# runs what goes through code that differs between the kernels: the
+# cache flags, the failed superblock write's flushes, NOWAIT, stable
+# pages and the worn row's bound.  The cut rounds and the crash points
+# (sections 1-3, ~60 % of the test) are dm-pcm's own ordering of its
+# writes over the pcm_io() path 16 and 17 run there; make check-full
+# runs every section on both kernels (tests/vm/tiers).
 . "$(dirname "$0")/lib.sh"
 
 here=$(dirname "$0")
@@ -41,10 +49,15 @@ img_set() {	# img_set ROW VERSION: the expected image (/tmp/img) has it
 	dd if="$(pattern "$1" "$2")" of=/tmp/img bs=$RS seek="$1" count=1 conv=notrunc \
 		status=none
 }
-img_fill() {	# img_fill ROWS: every row version 1
-	local r
-	rm -f /tmp/img
-	for ((r = 0; r < $1; r++)); do img_set $r 1; done
+# img_fill ROWS: every row version 1, pattern's bytes made in the shell:
+# a dd and a yes|head per row took 35 of the test's 200 s on 6.1 (TCG)
+img_fill() {
+	local r s
+	for ((r = 0; r < $1; r++)); do
+		s="row $r version 1"$'\n'
+		while ((${#s} < RS)); do s+=$s; done
+		printf '%s' "${s:0:RS}"
+	done > /tmp/img
 }
 put() {	# put DEV ROW VERSION: write it, O_DIRECT, no flush; the image follows
 	dd if="$(pattern "$2" "$3")" of="$1" bs=$RS seek="$2" count=1 oflag=direct \
@@ -124,36 +137,42 @@ expect_eq "the backing dm-linear over brd has no volatile cache" "$(cache_of und
 expect_eq "so dm-pcm over it advertises none" "$(cache_of pc)" "write through"
 dmsetup remove pc
 # PCM_SCALE: 6 rounds at full size, 2 in make check
-rounds=$(scaled 6 2)
-ok=0
-for ((i = 1; i <= rounds; i++)); do
-	if cut_round pc "$table" $rows under; then
-		ok=$((ok + 1))
-	else
-		note "round $i: not every row as written after the cut"
-		dmsetup remove pc 2>/dev/null
-		swap under "$(cat /tmp/up-under)"
-	fi
-done
-expect_eq "rounds in which every completed write survived the cut" "$ok" "$rounds"
+cuts=1
+compat_skip "sections 1-3: the cut rounds and the crash points" && cuts=0
+if ((cuts)); then
+	rounds=$(scaled 6 2)
+	ok=0
+	for ((i = 1; i <= rounds; i++)); do
+		if cut_round pc "$table" $rows under; then
+			ok=$((ok + 1))
+		else
+			note "round $i: not every row as written after the cut"
+			dmsetup remove pc 2>/dev/null
+			swap under "$(cat /tmp/up-under)"
+		fi
+	done
+	expect_eq "rounds in which every completed write survived the cut" "$ok" "$rounds"
+fi
 dmsetup remove under
 
 # --- 2. the same with ecc:bch on a meta_device, both without a cache ------
-echo "0 $(sectors /dev/ram0) linear /dev/ram0 0" > /tmp/up-under
-echo "0 $(sectors /dev/ram1) linear /dev/ram1 0" > /tmp/up-meta
-dmsetup create under --table "$(cat /tmp/up-under)"
-dmsetup create meta --table "$(cat /tmp/up-meta)"
-words="preset:none gap_interval:0 ecc:bch meta_device:/dev/mapper/meta"
-table=$(line /dev/mapper/under $len $words)
-dmsetup create pc --table "$(line /dev/mapper/under $len $words format)" && dmsetup remove pc
-expect "ecc:bch, meta_device: every completed write survived the cut" \
-	cut_round pc "$table" $rows under meta
-dmsetup create pc --table "$table"
-same /dev/mapper/pc
-expect_eq "and no row read after the cut had an ECC error" "$(ecc_figs pc)" 0/0/0
-dmsetup remove pc
-dmsetup remove meta
-dmsetup remove under
+if ((cuts)); then
+	echo "0 $(sectors /dev/ram0) linear /dev/ram0 0" > /tmp/up-under
+	echo "0 $(sectors /dev/ram1) linear /dev/ram1 0" > /tmp/up-meta
+	dmsetup create under --table "$(cat /tmp/up-under)"
+	dmsetup create meta --table "$(cat /tmp/up-meta)"
+	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/mapper/meta"
+	table=$(line /dev/mapper/under $len $words)
+	dmsetup create pc --table "$(line /dev/mapper/under $len $words format)" && dmsetup remove pc
+	expect "ecc:bch, meta_device: every completed write survived the cut" \
+		cut_round pc "$table" $rows under meta
+	dmsetup create pc --table "$table"
+	same /dev/mapper/pc
+	expect_eq "and no row read after the cut had an ECC error" "$(ecc_figs pc)" 0/0/0
+	dmsetup remove pc
+	dmsetup remove meta
+	dmsetup remove under
+fi
 
 # --- 3. a meta_device with a volatile cache: every crash point of moves ----
 # dm-log-writes logs a write once a flush covers it (or at once with FUA):
@@ -161,7 +180,9 @@ dmsetup remove under
 # after a power cut there.  The data device (brd) has no cache: each
 # cycle makes one gap move, so its final state is the state at every
 # crash point of that cycle (the move's destination is the gap before).
-if modprobe dm-log-writes 2>/dev/null; then
+if ((!cuts)); then
+	:	# (compat_skip's note above)
+elif modprobe dm-log-writes 2>/dev/null; then
 	blkdiscard -f -z 2>/dev/null /dev/ram1
 	words="preset:none gap_interval:0 ecc:bch"
 	img_fill $rows
@@ -178,9 +199,9 @@ if modprobe dm-log-writes 2>/dev/null; then
 		dmsetup message pc 0 move_gap 1 || bad=$((bad + 1))
 		dmsetup remove pc
 		dmsetup remove lwm
-		for p in $(python3 "$here/logreplay.py" crashpoints /dev/ram2); do
+		for p in $(py "$here/logreplay.py" crashpoints /dev/ram2); do
 			dd if=/dev/ram3 of=/dev/ram4 bs=1M oflag=direct status=none
-			python3 "$here/logreplay.py" replay /dev/ram2 /dev/ram4 --upto "$p" >/dev/null ||
+			py "$here/logreplay.py" replay /dev/ram2 /dev/ram4 --upto "$p" >/dev/null ||
 				{ bad=$((bad + 1)); continue; }
 			tried=$((tried + 1))
 			if ! dmsetup create --readonly pcr --table "$(line /dev/ram0 $len $words meta_device:/dev/ram4)"; then
@@ -224,7 +245,7 @@ $data_end $((sz - data_end)) error"
 	expect_fail "a write fails" \
 		timeout 30 dd if=/dev/zero of=/dev/mapper/pc bs=$RS count=1 oflag=direct status=none
 	t0=$SECONDS
-	timeout 60 python3 -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_WRONLY))' \
+	timeout 60 python3 -S -c 'import os, sys; os.fsync(os.open(sys.argv[1], os.O_WRONLY))' \
 		/dev/mapper/pc 2>/tmp/fsync.err
 	rc=$?
 	expect "fsync (a flush) fails with EIO within a bound, not a hang (exit $rc, $((SECONDS - t0)) s)" \
@@ -269,7 +290,7 @@ if modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null
 		--output=/dev/null &
 	fpid=$!
 	sleep 2
-	out=$(python3 "$here/nowait.py" /dev/mapper/pn 0 "$(scaled 200 50)")
+	out=$(py "$here/nowait.py" /dev/mapper/pn 0 "$(scaled 200 50)")
 	kill $fpid 2>/dev/null
 	wait $fpid 2>/dev/null
 	note "FIGURE: RWF_NOWAIT writes of one row over a full queue: $out"

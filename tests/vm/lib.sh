@@ -31,6 +31,15 @@ scaled() {
 	echo "$n"
 }
 
+# compat_skip WHAT: true, with a note, on make check's compat tier
+# (tests/vm/run --tier compat sets PCM_TIER=compat): for the sections of
+# a compat test that are kernel-independent (tests/vm/tiers names them
+# and says why); make check-full runs them on every kernel.
+compat_skip() {
+	[ "${PCM_TIER:-all}" = compat ] || return 1
+	note "$1: not run on the compat tier (kernel-independent; tests/vm/tiers)"
+}
+
 pass() { T_N=$((T_N + 1)); echo "ok $T_N $*"; }
 fail() { T_N=$((T_N + 1)); T_FAIL=$((T_FAIL + 1)); echo "not ok $T_N $*"; }
 skip() { T_N=$((T_N + 1)); T_SKIP=$((T_SKIP + 1)); echo "ok $T_N $* # SKIP"; }
@@ -60,6 +69,13 @@ expect_eq() {
 		note "  want: '$3'"
 	fi
 }
+
+# py ARG...: python3 for the tests' own helpers, which need only the
+# standard library, without the site module (-S): its .pth files
+# (matplotlib's namespace package, setuptools' distutils shim) made a
+# start take 2.6-5.5 s in a TCG guest on a loaded host, 1.0 s without.
+# Not for a background job: its $! would be a subshell's, not python's.
+py() { python3 -S "$@"; }
 
 # quiet CMD...: run CMD, show its output only if it fails.
 quiet() {
@@ -99,11 +115,18 @@ sectors() { blockdev --getsz "$1"; }
 dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1"; }
 
 # pcm_len DEV [WORD...]: the largest legal length for DEV with those
-# optional words (pcmctl shares the module's layout arithmetic).
+# optional words: pcmctl length's, from build/host/pcm-length (the same
+# libpcm calls, the module's layout arithmetic, in one small process:
+# pcmctl took 8 s a call, python3 and its imports, in 26-timing under TCG
+# on a loaded host: 13 calls, 104 of its 272 s).
 pcm_len() {
-	local dev=$1
+	local dev=$1 exe=$PCM_ROOT/build/host/pcm-length
 	shift
-	"$PCM_ROOT/tools/pcmctl" length "$dev" "$@"
+	if [ -x "$exe" ]; then
+		"$exe" "$dev" "$@"
+	else
+		"$PCM_ROOT/tools/pcmctl" length "$dev" "$@"
+	fi
 }
 
 # pcm_table DEV [WORD...]: a table line over all of DEV, offset 0, as long
@@ -137,7 +160,9 @@ pcm_create() {
 	dmsetup create "$name" --table "$(pcm_table "$@")"
 }
 
-# status_field DEV KEY: a value from the INFO line.  The field list and its
+# status_field DEV KEY [KEY...]: values from the INFO line (several keys:
+# their values in that order, space-separated, from one status read).
+# The field list and its
 # order are tools/pcmlib/status.py's (FIELDS), the one parser of the line;
 # this stays a bash extractor, not a call of status.py or pcmctl status,
 # because tests call it in loops and in $(...) and a python3 start costs up
@@ -147,7 +172,7 @@ pcm_create() {
 # KEY must be a field there, and the word at its place in the line must be
 # KEY:VALUE: an unknown key or a line out of order is an error (status 2/1).
 status_field() {
-	local py=$PCM_ROOT/tools/pcmlib/status.py keys w i v line
+	local py=$PCM_ROOT/tools/pcmlib/status.py keys w i v line key out=()
 	local cache=/tmp/pcmstatus-keys${PCM_ROOT//\//_}
 	if ! [ "$cache" -nt "$py" ]; then
 		v=$cache.$BASHPID
@@ -156,18 +181,22 @@ status_field() {
 	read -r -a keys < "$cache"
 	line=$(dmsetup status "$1") || return 1
 	read -r -a w <<<"$line"
-	for i in "${!keys[@]}"; do
-		[ "${keys[i]}" = "$2" ] || continue
+	for key in "${@:2}"; do
+		for i in "${!keys[@]}"; do
+			[ "${keys[i]}" = "$key" ] && break
+		done
+		if [ "${keys[i]-}" != "$key" ]; then
+			echo "status_field: $key: not a status field (${keys[*]})" >&2
+			return 2
+		fi
 		v=${w[i + 3]-}
-		if [ "${w[2]-}" != pcm ] || [ "${v%%:*}" != "$2" ] || [ "$v" = "$2" ]; then
-			echo "status_field: $1: no $2 at field $((i + 1)) of '$line'" >&2
+		if [ "${w[2]-}" != pcm ] || [ "${v%%:*}" != "$key" ] || [ "$v" = "$key" ]; then
+			echo "status_field: $1: no $key at field $((i + 1)) of '$line'" >&2
 			return 1
 		fi
-		echo "${v#*:}"
-		return 0
+		out+=("${v#*:}")
 	done
-	echo "status_field: $2: not a status field (${keys[*]})" >&2
-	return 2
+	echo "${out[*]}"
 }
 
 # power_cut DEV SEED BLOCKS MAX_S CUT_CMD...: from zeros (so that only this
@@ -183,10 +212,11 @@ power_cut() {
 	durable=0
 	blkdiscard -z "$dev" || return 1
 	rm -f /tmp/progress
-	python3 "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
+	# (python3 itself, not the py function: $! must be the writer's pid)
+	python3 -S "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
 		--blocks "$blocks" --batch 8 &
 	wpid=$!
-	sleep "$(python3 -c "import random; print(random.Random($seed).uniform(0.3, $max))")"
+	sleep "$(py -c "import random; print(random.Random($seed).uniform(0.3, $max))")"
 	durable=$(cat /tmp/progress 2>/dev/null || echo 0)
 	"$@" || { kill $wpid 2>/dev/null; wait $wpid 2>/dev/null; return 1; }
 	sleep 0.3		# dm-pcm keeps writing (and moving): all of it is lost
@@ -308,6 +338,18 @@ check_passdown() {
 
 # --- file systems -----------------------------------------------------------
 
+# small_files DIR: 300 small files in DIR, 100 of them renamed, each
+# fsynced; 300 there after.  The renames are one process's, not a mv
+# each: under TCG an exec costs about a second on a loaded host.
+small_files() (
+	mkdir -p "$1" && cd "$1" || exit 1
+	for i in $(seq 1 300); do echo "$i" > "f$i"; done &&
+		# shellcheck disable=SC2046
+		perl -e 'for (@ARGV) { rename("f$_", "g$_") or die "f$_: $!\n" }' \
+			$(seq 1 300 | shuf -n 100 --random-source=<(yes)) &&
+		sync ./* && [ "$(ls | wc -l)" -eq 300 ]
+)
+
 # fs_cycle FS BACKING [WORD...]: mkfs, mount, fio file verify, a
 # metadata-heavy load, umount, fsck -fn, remount and compare, on a pcm
 # device with those optional words.  FS_FIO_MB sizes the fio part (32 at
@@ -323,11 +365,7 @@ fs_cycle() {
 	expect "$t: mount" mount /dev/mapper/fs $mnt
 	expect "$t: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
 		--size=${FS_FIO_MB:-$(scaled 32 8)}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
-	expect "$t: many small files, renames, fsync" bash -c "
-		mkdir -p $mnt/d && cd $mnt/d &&
-		for i in \$(seq 1 300); do echo \$i > f\$i; done &&
-		for i in \$(seq 1 300 | shuf -n 100 --random-source=<(yes)); do mv f\$i g\$i; done &&
-		sync ./* && [ \$(ls | wc -l) -eq 300 ]"
+	expect "$t: many small files, renames, fsync" small_files $mnt/d
 	sum1=$(cat $mnt/d/* | md5sum)
 	expect "$t: umount" umount $mnt
 	expect "$t: fsck -fn clean" quiet fsck.$fs -fn /dev/mapper/fs
