@@ -311,11 +311,15 @@ def time_split_text(rows):
         late = (f'{r.status["late"]} of {r.status["timed"]}' if r.status.get('timed')
                 else '-')
         what = f'{r.fig.preset}: {r.fig.what}'
-        out.append(f'{what[:44]:44} {r.got:9.2f} {dev:9.2f} {r.got - dev:+7.2f} '
-                   f'{-taken:11.2f} {late:>14}')
+        warm = r.point.axes.get('warmup_ios') or r.point.axes.get('ramp')
+        out.append(f'{what[:43] + ("*" if warm else ""):44} {r.got:9.2f} {dev:9.2f} '
+                   f'{r.got - dev:+7.2f} {-taken:11.2f} {late:>14}')
     out.append('measured = device + host: the device is the model\'s time (status), the '
                'host what the completion path added beyond the overhead_ns taken off each '
                'hold')
+    if any(r.point.axes.get('warmup_ios') or r.point.axes.get('ramp') for r in rows):
+        out.append('* the device\'s mean is over the point\'s warm-up and ramps too (PSS: '
+                   'its write cache filling, fast), fio\'s over the measured time only')
     return '\n'.join(out)
 
 
