@@ -116,6 +116,11 @@ def host(args):
         res = json.load(fh)
     table, summary = MODES[args.mode].summarize(res)
     res['summary'] = summary
+    # every printed figure says what it is measured on
+    res['conditions'] = clock.label(bool(res.get('icount')), args.dilation or 1, {
+        'timing': 'raw and calibrated, as its columns say',
+        'calibrate': 'the calibration itself'}.get(args.mode, 'uncalibrated'))
+    table = res['conditions'] + '\n' + table
     variant = f'-{args.cpus}cpu' if args.cpus > 1 else ''
     variant += '-no-icount' if args.no_icount else ''
     variant += f'-dilation{args.dilation}' if args.dilation and args.dilation != 1 else ''
