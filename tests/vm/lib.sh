@@ -122,7 +122,11 @@ dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1"; }
 pcm_len() {
 	local dev=$1 exe=$PCM_ROOT/build/host/pcm-length
 	shift
-	if [ -x "$exe" ]; then
+	# (the helper takes words only: --offset and the like go to pcmctl)
+	case "${1-}" in
+	--*) exe= ;;
+	esac
+	if [ -n "$exe" ] && [ -x "$exe" ]; then
 		"$exe" "$dev" "$@"
 	else
 		"$PCM_ROOT/tools/pcmctl" length "$dev" "$@"
