@@ -81,14 +81,19 @@ runs = sorted((r['on'], r['rw'], r['iodepth'], r['side']) for r in rows)
 want = sorted([(dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx')
                for rw in ('randread', 'randwrite')] +
               [('preset:reram', 'randread', '1', 'read')] +
-              [('dm-linear', rw, '1', rw[4:]) for rw in ('randread', 'randread', 'randwrite')])
+              # dm-linear: 4 KiB and 512 B reads; plain writes and PSS's after
+              # its warm-up (another workload)
+              [('dm-linear', rw, '1', rw[4:]) for rw in ('randread', 'randread', 'randwrite',
+                                                          'randwrite')])
 check(f'points.csv: each QD1 point on pss, onyx, reram and dm-linear: {runs}', runs == want)
 check('raw device, 2 repetitions each, IOPS > 0',
       all(r['target'] == 'raw' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
-lat = {(r['on'], r['rw']): float(r['clat_mean_us']) for r in rows}
-# a completion is held to its modeled instant: pss's 4 KiB read, 35 us
-check(f"pss reads held: {lat[('preset:pss', 'randread')]:.1f} us >= 31.5",
-      lat[('preset:pss', 'randread')] >= 31.5)
+pss = next(r for r in rows if (r['on'], r['rw']) == ('preset:pss', 'randread'))
+lat, oh = float(pss['clat_mean_us']), int(pss['overhead_ns'] or 0) / 1000
+# a completion is held to its modeled instant, less the overhead_ns the
+# calibration gave the device: pss's 4 KiB read, 34.96 us
+check(f"pss reads held: {lat:.1f} us >= 34.96 - overhead_ns {oh:.1f} us - 0.5",
+      oh > 0 and lat >= 34.96 - oh - 0.5)
 check('job files', all('stonewall' in open(os.path.join(d, 'jobs', f)).read()
                        for f in os.listdir(os.path.join(d, 'jobs'))))
 fig = os.path.join(d, 'figures', 'pss-cdf')
