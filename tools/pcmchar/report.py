@@ -412,7 +412,8 @@ def write(path, spec, spec_text, run, res, figs, rows):
         L += [f'### {name}', '', f'![{name}]({rel(png)})', '', f'Data: [{rel(csv)}]({rel(csv)})',
               '']
     if not figs:
-        L += ['(the run has no points for any figure)', '']
+        L += ['(no figure: the run has no points for one, or it was run with --no-figures)',
+              '']
     L += ['## Points', '', 'All points: [points.csv](points.csv).', '']
     L += points_lines(res)
     L += ['', '## blktrace', '']
@@ -430,13 +431,14 @@ def write(path, spec, spec_text, run, res, figs, rows):
         fh.write('\n'.join(L))
 
 
-def finish(spec, run_dir, **extra):
+def finish(spec, run_dir, draw=True, **extra):
     """A run's statistics, figures and report, from what its guest wrote
     (run.json, raw/); extra (the host's wall time, icount) is added to
     run.json first.  Every figure on the device's clock (a dilated run's
     latencies / K, rates x K), with its clock, dilation and calibration.
+    draw=False: no figure (importing matplotlib and drawing take minutes
+    under TCG, where the VM suite runs the demo natively).
     Returns (report path, figures, headline rows, run)."""
-    from . import figures  # matplotlib: only here
     path = os.path.join(run_dir, 'run.json')
     with open(path, encoding='utf-8') as fh:
         run = json.load(fh)
@@ -448,7 +450,9 @@ def finish(spec, run_dir, **extra):
     R.write_points_csv(os.path.join(run_dir, 'points.csv'), res,
                        {'clock': clock_of(run), 'calibration': calibration_text(run)})
     rows = headline(res)
-    figs = figures.draw_all(res, os.path.join(run_dir, 'figures'),
+    if draw:
+        from . import figures  # matplotlib: only here
+    figs = {} if not draw else figures.draw_all(res, os.path.join(run_dir, 'figures'),
                             conditions={'clock': clock_of(run),
                                         'dilation': ', '.join(str(k) for k in sorted(
                                             {st.get('dilation', 1) for _, _, st in res})),
