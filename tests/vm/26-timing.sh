@@ -132,61 +132,67 @@ expect "a read of its rank waits for the program it left running" \
 dmsetup remove tw
 
 # --- zeros program in zero_write_ns, any other data in write_ns ---
-wipe_meta /dev/ram0
-pcm_create tz /dev/ram0 write_ns:20000000 zero_write_ns:1000000 gap_interval:0
-# write_lat DATA-COMMAND: the model's latency of one 4 KiB direct write of its output
-write_lat() {
-	dmsetup message tz 0 stats reset
-	"$@" | dd of=/dev/mapper/tz bs=4k count=1 oflag=direct iflag=fullblock status=none
-	field tz write_lat_max_ns
-}
-expect_eq "a write of zeros programs in zero_write_ns" "$(write_lat head -c 4096 /dev/zero)" 1000000
-expect_eq "a write of data programs in write_ns" "$(write_lat head -c 4096 /dev/urandom)" 20000000
-expect_eq "one byte that is not zero, the last: write_ns" \
-	"$(write_lat bash -c 'head -c 4095 /dev/zero; printf x')" 20000000
-dmsetup message tz 0 set zero_write_ns 0
-expect_eq "zero_write_ns 0: zeros program in write_ns" "$(write_lat head -c 4096 /dev/zero)" 20000000
-dmsetup remove tz
+if ! compat_skip "zero_write_ns (the model picks the program time)"; then
+	wipe_meta /dev/ram0
+	pcm_create tz /dev/ram0 write_ns:20000000 zero_write_ns:1000000 gap_interval:0
+	# write_lat DATA-COMMAND: the model's latency of one 4 KiB direct write of its output
+	write_lat() {
+		dmsetup message tz 0 stats reset
+		"$@" | dd of=/dev/mapper/tz bs=4k count=1 oflag=direct iflag=fullblock status=none
+		field tz write_lat_max_ns
+	}
+	expect_eq "a write of zeros programs in zero_write_ns" "$(write_lat head -c 4096 /dev/zero)" 1000000
+	expect_eq "a write of data programs in write_ns" "$(write_lat head -c 4096 /dev/urandom)" 20000000
+	expect_eq "one byte that is not zero, the last: write_ns" \
+		"$(write_lat bash -c 'head -c 4095 /dev/zero; printf x')" 20000000
+	dmsetup message tz 0 set zero_write_ns 0
+	expect_eq "zero_write_ns 0: zeros program in write_ns" "$(write_lat head -c 4096 /dev/zero)" 20000000
+	dmsetup remove tz
+fi
 
 # --- one rank serializes, four channels overlap ---
-# 4 writes submitted together: rows 0, 4, 8, 12 share channel 0; rows 0-3 do not
-wipe_meta /dev/ram0
-pcm_create tc /dev/ram0 channels:4 write_ns:20000000 gap_interval:0
-burst() {
-	fio --name=b --filename=/dev/mapper/tc --direct=1 --ioengine=libaio --iodepth=4 \
-	    --iodepth_batch_submit=4 --bs=4k --number_ios=4 --size=64k --rw="$1" \
-	    --output-format=terse >/dev/null 2>&1
-}
-dmsetup message tc 0 stats reset
-burst write:12k
-same=$(field tc write_lat_max_ns)
-dmsetup message tc 0 stats reset
-burst write
-apart=$(field tc write_lat_max_ns)
-note "4 writes on one rank: max modeled latency $same ns; on 4 channels: $apart ns"
-expect "on one rank the 4th waits for 3 programs (>= 60 ms)" test "$same" -ge 60000000
-expect_eq "on 4 channels each takes write_ns" "$apart" 20000000
+if ! compat_skip "ranks, channels and tags (the model's queues)"; then
+	# 4 writes submitted together: rows 0, 4, 8, 12 share channel 0; rows 0-3 do not
+	wipe_meta /dev/ram0
+	pcm_create tc /dev/ram0 channels:4 write_ns:20000000 gap_interval:0
+	burst() {
+		fio --name=b --filename=/dev/mapper/tc --direct=1 --ioengine=libaio --iodepth=4 \
+		    --iodepth_batch_submit=4 --bs=4k --number_ios=4 --size=64k --rw="$1" \
+		    --output-format=terse >/dev/null 2>&1
+	}
+	dmsetup message tc 0 stats reset
+	burst write:12k
+	same=$(field tc write_lat_max_ns)
+	dmsetup message tc 0 stats reset
+	burst write
+	apart=$(field tc write_lat_max_ns)
+	note "4 writes on one rank: max modeled latency $same ns; on 4 channels: $apart ns"
+	expect "on one rank the 4th waits for 3 programs (>= 60 ms)" test "$same" -ge 60000000
+	expect_eq "on 4 channels each takes write_ns" "$apart" 20000000
 
-# --- tags: at most this many in flight, the rest wait ---
-dmsetup message tc 0 set tags 1
-dmsetup message tc 0 stats reset
-burst write
-expect "with one tag, requests waited for it" test "$(field tc tag_waits)" -ge 2
-expect "and the last waited for the others" test "$(field tc write_lat_max_ns)" -ge 60000000
-dmsetup remove tc
+	# --- tags: at most this many in flight, the rest wait ---
+	dmsetup message tc 0 set tags 1
+	dmsetup message tc 0 stats reset
+	burst write
+	expect "with one tag, requests waited for it" test "$(field tc tag_waits)" -ge 2
+	expect "and the last waited for the others" test "$(field tc write_lat_max_ns)" -ge 60000000
+	dmsetup remove tc
+fi
 
 # --- a gap move holds the ranks of its rows ---
-wipe_meta /dev/ram0
-pcm_create tg /dev/ram0 write_ns:1000000000 gap_interval:0
-dmsetup message tg 0 stats reset
-back_to_back tg move_gap 1
-note "read after a move with a 1 s program: $(field tg read_lat_max_ns) ns"
-# (what is left of the program when the read arrives: the move's own I/O
-# and the message's return come first, 538 ms of the second on a host
-# loaded 11 deep; with nothing holding the rank the read takes 0 ns)
-expect "a read of a rank a gap move programs waits for the program" \
-	test "$(field tg read_lat_max_ns)" -ge 100000000
-dmsetup remove tg
+if ! compat_skip "a gap move holding its ranks (the model)"; then
+	wipe_meta /dev/ram0
+	pcm_create tg /dev/ram0 write_ns:1000000000 gap_interval:0
+	dmsetup message tg 0 stats reset
+	back_to_back tg move_gap 1
+	note "read after a move with a 1 s program: $(field tg read_lat_max_ns) ns"
+	# (what is left of the program when the read arrives: the move's own I/O
+	# and the message's return come first, 538 ms of the second on a host
+	# loaded 11 deep; with nothing holding the rank the read takes 0 ns)
+	expect "a read of a rank a gap move programs waits for the program" \
+		test "$(field tg read_lat_max_ns)" -ge 100000000
+	dmsetup remove tg
+fi
 
 # --- data with the model on: fio verify across gap moves, ext4 ---
 wipe_meta /dev/ram0
@@ -231,56 +237,60 @@ expect "and there were completions" test "$done_n" -gt 1000
 dmsetup remove tp
 
 # --- the ranks' read times vary, drawn from the seed ---
-# varied SEED: the model's mean and highest latency of 40 QD1 reads on one
-# rank, each after the last completed: a fixed time plus a draw each
-varied() {
-	wipe_meta /dev/ram0
-	pcm_create tv /dev/ram0 read_ns:100000 read_jitter_ns:50000 read_retry_ns:200000 \
-		read_retry_ppm:300000 read_retries:3 gap_interval:0 "seed:$1"
-	dmsetup message tv 0 stats reset
-	clat /dev/mapper/tv randread 40 >/dev/null
-	echo "$(field tv read_lat_mean_ns) $(field tv read_lat_max_ns)"
-	dmsetup remove tv
-}
-v5=$(varied 5)
-v5b=$(varied 5)
-v6=$(varied 6)
-note "seed:5 mean and max read latency: $v5; again: $v5b; seed:6: $v6"
-expect_eq "the same seed and reads: the same latencies" "$v5" "$v5b"
-expect "another seed: others" test "$v5" != "$v6"
-read -r mean max <<<"$v5"
-expect "the latencies vary within read_ns + jitter + 3 retries" \
-	test "$mean" -gt 100000 -a "$max" -le 750000 -a "$max" -gt "$mean"
-# the host's model (the same C, the kernel's generator in the shim) draws
-# the same: pcmctl model's mean and max of 40 QD1 reads, in us
-host=$("$PCM_ROOT/tools/pcmctl" model --json --ios 40 read_ns:100000 read_jitter_ns:50000 \
-	read_retry_ns:200000 read_retry_ppm:300000 read_retries:3 gap_interval:0 seed:5 |
-	py -c 'import json, sys; r = json.load(sys.stdin)["read"]
+if ! compat_skip "seeded read times (the model's generator)"; then
+	# varied SEED: the model's mean and highest latency of 40 QD1 reads on one
+	# rank, each after the last completed: a fixed time plus a draw each
+	varied() {
+		wipe_meta /dev/ram0
+		pcm_create tv /dev/ram0 read_ns:100000 read_jitter_ns:50000 read_retry_ns:200000 \
+			read_retry_ppm:300000 read_retries:3 gap_interval:0 "seed:$1"
+		dmsetup message tv 0 stats reset
+		clat /dev/mapper/tv randread 40 >/dev/null
+		echo "$(field tv read_lat_mean_ns) $(field tv read_lat_max_ns)"
+		dmsetup remove tv
+	}
+	v5=$(varied 5)
+	v5b=$(varied 5)
+	v6=$(varied 6)
+	note "seed:5 mean and max read latency: $v5; again: $v5b; seed:6: $v6"
+	expect_eq "the same seed and reads: the same latencies" "$v5" "$v5b"
+	expect "another seed: others" test "$v5" != "$v6"
+	read -r mean max <<<"$v5"
+	expect "the latencies vary within read_ns + jitter + 3 retries" \
+		test "$mean" -gt 100000 -a "$max" -le 750000 -a "$max" -gt "$mean"
+	# the host's model (the same C, the kernel's generator in the shim) draws
+	# the same: pcmctl model's mean and max of 40 QD1 reads, in us
+	host=$("$PCM_ROOT/tools/pcmctl" model --json --ios 40 read_ns:100000 read_jitter_ns:50000 \
+		read_retry_ns:200000 read_retry_ppm:300000 read_retries:3 gap_interval:0 seed:5 |
+		py -c 'import json, sys; r = json.load(sys.stdin)["read"]
 print(int(r["mean_us"] * 1000 + 1e-6), int(round(r["max_us"] * 1000)))')
-expect_eq "pcmctl model draws what the module draws (mean truncated)" "$host" "$v5"
+	expect_eq "pcmctl model draws what the module draws (mean truncated)" "$host" "$v5"
+fi
 
 # --- bad timing words and set values are refused, nothing changes ---
-wipe_meta /dev/ram0
-pcm_create tb /dev/ram0 read_ns:1000
-before=$(dmsetup message tb 0 config)
-mark=$(dmesg_mark)
-expect_fail "set read_ns above its range" dmsetup message tb 0 set read_ns 1000000001
-expect "the log gives the range" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q 'read_ns:1000000001: out of range, allowed 0..1000000000'"
-expect_fail "set channels (geometry) is refused" dmsetup message tb 0 set channels 2
-expect_fail "set completion to an unknown value" dmsetup message tb 0 set completion sometimes
-expect_fail "set tags above 1024" dmsetup message tb 0 set tags 1025
-expect_fail "set seed (read when the table loads) is refused" dmsetup message tb 0 set seed 2
-expect_fail "set ctrl_slots (sized when the table loads) is refused" \
-	dmsetup message tb 0 set ctrl_slots 2
-expect_fail "set read_retry_ppm above a million" dmsetup message tb 0 set read_retry_ppm 1000001
-expect_fail "set dilation (fixed at load) is refused" dmsetup message tb 0 set dilation 2
-expect_eq "config unchanged" "$(dmsetup message tb 0 config)" "$before"
-dmsetup remove tb
-len=$(pcm_len /dev/ram0)
-for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825 \
-	ctrl_slots:257 xfer_slots:257 write_retries:65 write_retry_ppm:1000001 seed:-1 \
-	dilation:0 dilation:1001 dilation:1.5; do
-	expect_fail "table word $w refused" dmsetup create tx --table "0 $len pcm /dev/ram0 0 1 $w"
-done
+if ! compat_skip "refusals (pcm-params.c)"; then
+	wipe_meta /dev/ram0
+	pcm_create tb /dev/ram0 read_ns:1000
+	before=$(dmsetup message tb 0 config)
+	mark=$(dmesg_mark)
+	expect_fail "set read_ns above its range" dmsetup message tb 0 set read_ns 1000000001
+	expect "the log gives the range" bash -c "dmesg | sed -n '/$mark/,\$p' | grep -q 'read_ns:1000000001: out of range, allowed 0..1000000000'"
+	expect_fail "set channels (geometry) is refused" dmsetup message tb 0 set channels 2
+	expect_fail "set completion to an unknown value" dmsetup message tb 0 set completion sometimes
+	expect_fail "set tags above 1024" dmsetup message tb 0 set tags 1025
+	expect_fail "set seed (read when the table loads) is refused" dmsetup message tb 0 set seed 2
+	expect_fail "set ctrl_slots (sized when the table loads) is refused" \
+		dmsetup message tb 0 set ctrl_slots 2
+	expect_fail "set read_retry_ppm above a million" dmsetup message tb 0 set read_retry_ppm 1000001
+	expect_fail "set dilation (fixed at load) is refused" dmsetup message tb 0 set dilation 2
+	expect_eq "config unchanged" "$(dmsetup message tb 0 config)" "$before"
+	dmsetup remove tb
+	len=$(pcm_len /dev/ram0)
+	for w in channels:0 ranks:65 tags:1025 completion:soon read_mbps:1000001 write_cache:1073741825 \
+		ctrl_slots:257 xfer_slots:257 write_retries:65 write_retry_ppm:1000001 seed:-1 \
+		dilation:0 dilation:1001 dilation:1.5; do
+		expect_fail "table word $w refused" dmsetup create tx --table "0 $len pcm /dev/ram0 0 1 $w"
+	done
+fi
 
 finish
