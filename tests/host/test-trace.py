@@ -138,8 +138,11 @@ def test_open_loop_queueing():
     check(res['read']['max_us'] == lat[-1] / 1e3, 'max')
     # the rate over time: per-second buckets of the model's clock
     slow, _ = trace.parse(stream(30, 100).splitlines())
-    res, *_ = trace.replay(FIXED, slow, open_loop=True)
-    check(res['iops_per_second']['read'] == [10, 10, 10], f"{res['iops_per_second']}")
+    res, *_ = trace.replay(FIXED, slow, open_loop=True, interval_ns=10**9)
+    ot = res['over_time']
+    check(ot['read']['ios'] == [10, 10, 10] and ot['read']['iops'] == [10, 10, 10] and
+          ot['read']['mbps'] == [10 * 4096 / 1e6] * 3 and ot['write']['ios'] == [0, 0, 0],
+          f'{ot}')
 
 
 def xorshift(s):
