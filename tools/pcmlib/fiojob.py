@@ -154,10 +154,10 @@ def parse(text):
         if key in IGNORED:
             continue
         if key not in KNOWN:
-            raise JobError(f'line {lineno}: {key}: not in what the model runs (see '
-                           "'pcmctl model --help')")
+            raise JobError(f'[{name}]: line {lineno}: {key}: not in what the model runs '
+                           "(see 'pcmctl model --help')")
         if not eq and key not in ('time_based',):
-            raise JobError(f'line {lineno}: {key} without a value')
+            raise JobError(f'[{name}]: line {lineno}: {key} without a value')
         cur[key] = (val or '1', lineno)
     if name is not None and name != 'global':
         sections.append((name, cur))
