@@ -181,7 +181,8 @@ enum {
 	LIBPCM_WL_RATE_NS,	/* open loop: one arrival each RATE_NS; 0: closed loop */
 	LIBPCM_WL_THINK_NS,	/* closed loop: a job pauses THINK_NS ... */
 	LIBPCM_WL_THINK_BLOCKS,	/* ... after every THINK_BLOCKS requests (0: 1) */
-	LIBPCM_WL_RUNTIME_NS,	/* no arrival from RUNTIME_NS on (0: IOS decides) */
+	LIBPCM_WL_RUNTIME_NS,	/* no arrival from RAMP_NS + RUNTIME_NS on (0: IOS decides) */
+	LIBPCM_WL_RAMP_NS,	/* requests arriving before RAMP_NS run, uncounted */
 	LIBPCM_NR_WL
 };
 
@@ -411,10 +412,13 @@ static void model_totals(const struct model *m, u64 end, u64 dil, u64 ios, u64 *
  * JOBS x DEPTH requests in flight, each replaced by the next HOST_NS
  * after it completes (the host's own time per request), plus THINK_NS
  * after every THINK_BLOCKS requests of its job, as fio's thinktime.  Open
- * loop: request i arrives at i x RATE_NS, whatever is in flight.  Stops
- * after IOS requests, or at the first arrival from RUNTIME_NS on.  Fills
- * @lat (ns) and @is_write for each request run (IOS entries at most), and
- * @out (LIBPCM_NR_MODEL_OUT values).  BS may be any byte count: requests
+ * loop: request i arrives at i x RATE_NS, whatever is in flight.  As
+ * fio's ramp_time, the requests arriving before RAMP_NS run but are not
+ * counted, and the elapsed time starts at RAMP_NS.  Stops after IOS
+ * counted requests, or at the first arrival from RAMP_NS + RUNTIME_NS on.
+ * Fills @lat (ns) and @is_write for each request counted (IOS entries at
+ * most), and @out (LIBPCM_NR_MODEL_OUT values; the gap moves and waits
+ * of the whole run).  BS may be any byte count: requests
  * below a sector exist only in the model.  With dilation:K the model runs
  * K times slower, as in the module; the latencies and the elapsed time
  * are given back in the device's time (divided by K), so that they are
@@ -426,8 +430,9 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		 u64 *out, char *text, size_t len)
 {
 	u64 slots = wl[LIBPCM_WL_DEPTH] * wl[LIBPCM_WL_JOBS], bs = wl[LIBPCM_WL_BS];
-	u64 span, *next, *pos, *issued, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k, dil;
+	u64 span, *next, *pos, *issued, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, k, dil;
 	u64 rate = wl[LIBPCM_WL_RATE_NS], runtime = wl[LIBPCM_WL_RUNTIME_NS];
+	u64 ramp = wl[LIBPCM_WL_RAMP_NS], got = 0, n;
 	u64 blocks = wl[LIBPCM_WL_THINK_BLOCKS] ? wl[LIBPCM_WL_THINK_BLOCKS] : 1;
 	struct pcm_config cfg;
 	struct model m;
@@ -440,7 +445,8 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 	if (!slots || slots > 65536 || !bs || bs > span ||
 	    wl[LIBPCM_WL_ROWS] < cfg.val[PCM_DOMAINS] || wl[LIBPCM_WL_READ_PCT] > 100 ||
 	    wl[LIBPCM_WL_HOST_NS] > PCM_TM_MAX_NS || wl[LIBPCM_WL_THINK_NS] > PCM_TM_MAX_NS ||
-	    rate > PCM_TM_MAX_NS) {
+	    rate > PCM_TM_MAX_NS || ramp > 1000 * PCM_TM_MAX_NS ||
+	    runtime > 1000 * PCM_TM_MAX_NS) {
 		scnprintf(text, len, "workload out of range");
 		return -EINVAL;
 	}
@@ -455,13 +461,13 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 	}
 	for (k = 0; k < wl[LIBPCM_WL_JOBS]; k++)
 		pos[k] = div64_u64(span / wl[LIBPCM_WL_JOBS], bs) * bs * k;
-	for (i = 0; i < wl[LIBPCM_WL_IOS]; i++) {
+	for (n = 0; got < wl[LIBPCM_WL_IOS]; n++) {
 		u64 s = 0, job, at, t, done;
 		bool w;
 
 		if (rate) {
-			t = i * rate;
-			job = i % wl[LIBPCM_WL_JOBS];
+			t = n * rate;
+			job = n % wl[LIBPCM_WL_JOBS];
 		} else {
 			for (k = 1; k < slots; k++)
 				if (next[k] < next[s])
@@ -469,7 +475,7 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 			t = next[s];
 			job = s / wl[LIBPCM_WL_DEPTH];
 		}
-		if (runtime && t >= runtime)
+		if (runtime && t >= ramp + runtime)
 			break;
 		w = xorshift(&seed) % 100 >= wl[LIBPCM_WL_READ_PCT];
 		if (wl[LIBPCM_WL_RANDOM]) {
@@ -479,16 +485,20 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 			pos[job] = at + 2 * bs > span ? 0 : at + bs;
 		}
 		done = model_request(&m, t * dil, w, at, bs);
-		lat[i] = div64_u64(done, dil) - t;
-		is_write[i] = w;
-		end = max(end, done);
+		if (t >= ramp) {
+			lat[got] = div64_u64(done, dil) - t;
+			is_write[got++] = w;
+			end = max(end, done);
+		}
 		if (rate)
 			continue;
 		next[s] = div64_u64(done, dil) + wl[LIBPCM_WL_HOST_NS];
 		if (++issued[job] % blocks == 0)
 			next[s] += wl[LIBPCM_WL_THINK_NS];
 	}
-	model_totals(&m, end, dil, i, out);
+	model_totals(&m, end, dil, got, out);
+	/* the elapsed time of the counted requests: from the ramp's end */
+	out[LIBPCM_M_ELAPSED] = end ? out[LIBPCM_M_ELAPSED] - ramp : 0;
 out:
 	model_free(&m);
 	free(next);

@@ -539,7 +539,16 @@ def test_job_files():
     check(rep.get('elapsed_ns', 0) >= 20 * 10**6 and 0 < rep.get('ios', 0) < 100000, f'{rep}')
     rc, out, err = pcm('model', '--job', write_file('j.fio', CHAR_JOB), 'preset:pss')
     check(rc == 0 and '[warmup] rw=randrw bs=4096 iodepth=4 numjobs=2' in out, out + err)
-    for bad, what in (('ramp_time=1s', 'ramp_time'), ('rw=trim', 'rw=trim'),
+    # ramp_time: its requests run uncounted; the figures start after it
+    lib = libpcm.Lib()
+    lat, _, tot = lib.model(FIXED, {'rows': 1024, 'read_pct': 100, 'bs': 4096, 'depth': 1,
+                                    'jobs': 1, 'random': True, 'ios': 10**6, 'seed': 1,
+                                    'ramp_ns': 10**6, 'runtime_ns': 10**6})
+    check(tot['ios'] == 400 and len(lat) == 400 and tot['elapsed_ns'] == 10**6,
+          f'ramp 1 ms, runtime 1 ms of 2.5 us reads: {tot}')
+    w = fiojob.parse('[a]\nsize=4m\nramp_time=1ms\nruntime=1ms\n')[0].workload
+    check(w.get('ramp_ns') == 10**6 and w.get('runtime_ns') == 10**6, f'{w}')
+    for bad, what in (('rate_iops=100', 'rate_iops'), ('rw=trim', 'rw=trim'),
                       ('bs=4k,8k', 'bs='), ('random_distribution=zipf:1.2', 'uniformly')):
         rc, _, err = pcm('model', '--job', write_file('b.fio', CHAR_JOB + bad + '\n'),
                          'preset:pss')

@@ -15,12 +15,13 @@ and what the model can honour:
   runtime (a run ends at its first arrival from then on, on the model's
   clock; fio's unit is seconds, 500ms and 2s are taken), time_based;
   number_ios; thinktime (fio's unit, us, or with a unit), thinktime_blocks;
-  offset_increment (a region per job: the device spans numjobs x size).
+  offset_increment (a region per job: the device spans numjobs x size);
+  ramp_time (its requests run, uncounted: the figures start after it).
 
 Words that do not change what the model computes are accepted and left
 alone: ioengine direct group_reporting lat_percentiles randrepeat
 norandommap filename directory filename_format stonewall new_group name
-description wait_for_previous.  Anything else (ramp_time, rate_iops,
+description wait_for_previous.  Anything else (rate_iops, verify,
 random_distribution other than an even one, ...) is refused by name.
 
 Each job runs on a fresh model (no state carries from one job to the
@@ -38,7 +39,7 @@ IGNORED = ('ioengine', 'direct', 'group_reporting', 'lat_percentiles', 'randrepe
            'new_group', 'name', 'description', 'wait_for_previous')
 KNOWN = ('rw', 'readwrite', 'bs', 'blocksize', 'iodepth', 'numjobs', 'size', 'rwmixread',
          'rwmixwrite', 'runtime', 'time_based', 'number_ios', 'thinktime',
-         'thinktime_blocks', 'offset_increment', 'random_distribution')
+         'thinktime_blocks', 'offset_increment', 'random_distribution', 'ramp_time')
 SIZE_UNITS = {'': 1, 'k': 1 << 10, 'kb': 1 << 10, 'kib': 1 << 10, 'm': 1 << 20, 'mb': 1 << 20,
               'mib': 1 << 20, 'g': 1 << 30, 'gb': 1 << 30, 'gib': 1 << 30,
               't': 1 << 40, 'tb': 1 << 40, 'tib': 1 << 40}
@@ -82,12 +83,15 @@ def count(text, lineno, key, lo=0, hi=None):
 def workload(opts):
     """The model's workload (pcmlib.model.predict()'s arguments) of a
     job's options {key: (value, lineno)}."""
-    def get(k, default=None):
-        return opts[k] if k in opts else (default, 0)
-    rwv, ln = get('rw', get('readwrite', ('read', 0))[0])
+    def get(k, default, alias=None):
+        """(value, line) of @k (or its @alias), fio's @default if neither."""
+        if k in opts:
+            return opts[k]
+        return opts[alias] if alias in opts else (default, 0)
+    rwv, ln = get('rw', 'read', 'readwrite')
     if rwv not in RW:
         raise JobError(f'line {ln}: rw={rwv}: the model runs {", ".join(RW)}')
-    bsv, ln = get('bs', get('blocksize', ('4k', 0))[0])
+    bsv, ln = get('bs', '4k', 'blocksize')
     bs = size_bytes(bsv, ln, 'bs')
     if ',' in bsv or not bs:
         raise JobError(f'line {ln}: bs={bsv}: one size above 0')
@@ -125,6 +129,8 @@ def workload(opts):
         wl['ios'] = count(*opts['number_ios'], 'number_ios', 1)
     elif not wl.get('runtime_ns'):
         raise JobError('neither runtime= nor number_ios=: the model needs an end')
+    if 'ramp_time' in opts:
+        wl['ramp_ns'] = time_ns(*opts['ramp_time'], 'ramp_time', 's')
     if 'thinktime' in opts:
         wl['think_ns'] = time_ns(*opts['thinktime'], 'thinktime', 'us')
         wl['think_blocks'] = count(*get('thinktime_blocks', '1'), 'thinktime_blocks', 1)
@@ -185,6 +191,8 @@ def describe(wl):
            f"numjobs={wl['numjobs']}", f"size={wl['size']}"]
     if 'rwmixread' in wl and wl['rw'] in ('rw', 'randrw'):
         out.append(f"rwmixread={wl['rwmixread']}")
+    if wl.get('ramp_ns'):
+        out.append(f"ramp_time={wl['ramp_ns'] / 1e6:g}ms")
     if wl.get('runtime_ns'):
         out.append(f"runtime={wl['runtime_ns'] / 1e6:g}ms")
     if wl.get('ios'):

@@ -137,10 +137,11 @@ class Lib:
         With dilation:K among @words the latencies and elapsed_ns are in
         the device's time (the model's divided by K); totals['dilation']
         is K.  Optional keys (0 when missing): host_ns, rate_ns (open loop),
-        think_ns, think_blocks, runtime_ns; with runtime_ns fewer than ios
+        think_ns, think_blocks, runtime_ns, ramp_ns (fio's ramp_time: the
+        requests before it run uncounted); with runtime_ns fewer than ios
         requests may run (totals['ios'])."""
         keys = ('rows', 'read_pct', 'bs', 'depth', 'jobs', 'random', 'ios', 'seed',
-                'host_ns', 'rate_ns', 'think_ns', 'think_blocks', 'runtime_ns')
+                'host_ns', 'rate_ns', 'think_ns', 'think_blocks', 'runtime_ns', 'ramp_ns')
         assert self.so.libpcm_nr_wl() == len(keys)
         argv = _argv(words)
         inp = (ctypes.c_uint64 * len(keys))(*[wl.get(k, 0) for k in keys])
