@@ -86,6 +86,17 @@ static u64 to_caller(const struct pcm_tm_params *p, u64 ns)
 	return p->dilation > 1 ? ns * p->dilation : ns;
 }
 
+/* A stage of @ns that was ready at @ready and started at @start. */
+static void account(struct pcm_tm_use *u, u64 ready, u64 start, u64 ns)
+{
+	u64 wait = start > ready ? start - ready : 0;
+
+	u->reqs++;
+	u->busy_ns += ns;
+	u->wait_ns += wait;
+	u->wait_max_ns = max(u->wait_max_ns, wait);
+}
+
 /* Occupy a resource busy until *@busy from @at for @ns: when it is done. */
 static u64 occupy(u64 *busy, u64 at, u64 ns)
 {
@@ -321,7 +332,10 @@ static u64 pass_front(struct pcm_tm *tm, u64 reserve, u64 ready, u64 ns)
 	do {
 		busy = max_t(u64, reserve, old) + ns;
 	} while (!atomic64_try_cmpxchg(&tm->front_busy, &old, busy));
-	return max_t(u64, busy, ready + ns);
+	busy = max_t(u64, busy, ready + ns);
+	if (tm->acct)
+		account(&tm->acct->front, ready, busy - ns, ns);
+	return busy;
 }
 
 /*
@@ -333,12 +347,17 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 {
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
-	u64 ready;
+	u64 ready, read, ns, xfer = pcm_tm_xfer_ns(bytes, p->read_mbps);
 
 	spin_lock(&ch->lock);
-	ready = occupy(&ch->rank_busy[at.rank], t, stage(ch, p->read_ns, &p->read_var));
-	ready = pass(&ch->bus_busy, t + p->read_ns, ready,
-		     pcm_tm_xfer_ns(bytes, p->read_mbps));
+	ns = stage(ch, p->read_ns, &p->read_var);
+	read = occupy(&ch->rank_busy[at.rank], t, ns);
+	ready = pass(&ch->bus_busy, t + p->read_ns, read, xfer);
+	if (tm->acct) {
+		account(&tm->acct->rank[at.channel * p->ranks + at.rank], t, read - ns, ns);
+		if (xfer)
+			account(&tm->acct->bus[at.channel], read, ready - xfer, xfer);
+	}
 	spin_unlock(&ch->lock);
 	return ready;
 }
@@ -359,17 +378,24 @@ static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	u64 *slots = &ch->rank_busy[p->ranks];
 	/* zero_write_ns 0: zeros program like any data */
 	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
-	u64 done;
+	u64 done, ready = t, ns, xfer = pcm_tm_xfer_ns(bytes, p->write_mbps);
 
 	/* a worn row programs slower (pcm_wear_lat_curve) */
 	if (prog_q16)
 		prog = mul_u64_u32_shr(prog, prog_q16, 16);
 	spin_lock(&ch->lock);
 	t = pool_take(slots, p->ctrl_slots, t);
-	*in_ctrl = pass(&ch->bus_busy, reserve, t,
-			pcm_tm_xfer_ns(bytes, p->write_mbps));
-	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, stage(ch, prog, &p->write_var));
+	*in_ctrl = pass(&ch->bus_busy, reserve, t, xfer);
+	ns = stage(ch, prog, &p->write_var);
+	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, ns);
 	pool_put(slots, p->ctrl_slots, done);
+	if (tm->acct) {
+		/* the bus's wait includes one for a slot of the channel's buffer */
+		if (xfer)
+			account(&tm->acct->bus[at.channel], ready, *in_ctrl - xfer, xfer);
+		account(&tm->acct->rank[at.channel * p->ranks + at.rank], *in_ctrl,
+			done - ns, ns);
+	}
 	spin_unlock(&ch->lock);
 	return done;
 }
@@ -480,6 +506,8 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		spin_lock(&tm->lock);
 		p = tm->p;
 		res->start = take_tag(tm, arrival, &res->tag_waited);
+		if (tm->acct && tm->nr_tags)
+			account(&tm->acct->tags, arrival, res->start, 0);
 		charge(tm, &p, rq, res);
 		pool_put(tm->tag_free, tm->nr_tags, res->done);
 		spin_unlock(&tm->lock);

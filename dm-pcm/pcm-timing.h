@@ -102,6 +102,34 @@ struct pcm_tm_params {
 	u32 dilation;			/* caller's ns per device ns; 0, 1: none */
 };
 
+/*
+ * What one resource did, when the model keeps an account (struct
+ * pcm_tm_acct): the stages it served (a row's read or program on a rank,
+ * a transfer on a bus or the front end, a tag taken), the time it was
+ * busy, and the time those waited for it (from when they were ready for
+ * it to when it started them), in total and the longest.  Device ns.
+ */
+struct pcm_tm_use {
+	u64 reqs;
+	u64 busy_ns;
+	u64 wait_ns;
+	u64 wait_max_ns;
+};
+
+/*
+ * An account of every resource (pcm_tm.acct; NULL: none, the module's
+ * case).  @rank[c * ranks + r] is channel c's rank r, @bus[c] its bus;
+ * gap moves are counted where they run.  The ranks and buses are updated
+ * under their channel's lock, @front and @tags by whoever charges them:
+ * a single-threaded caller (libpcm) or one that serializes requests.
+ */
+struct pcm_tm_acct {
+	struct pcm_tm_use *rank;	/* [channels * ranks] */
+	struct pcm_tm_use *bus;		/* [channels] */
+	struct pcm_tm_use front;	/* busy: its command and transfer time */
+	struct pcm_tm_use tags;		/* busy: 0; wait: for a free tag */
+};
+
 struct pcm_tm_cache_slot {
 	u64 free_at;			/* its programs have ended */
 	u64 bytes;
@@ -138,6 +166,7 @@ struct pcm_tm {
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
 	u32 cache_len;
 	u64 cache_bytes;
+	struct pcm_tm_acct *acct;	/* NULL: no account (set after init) */
 };
 
 /*

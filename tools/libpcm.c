@@ -11,6 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/math64.h>
 
+#include "pcm-errmodel.h"
 #include "pcm-layout.h"
 #include "pcm-params.h"
 #include "pcm-startgap.h"
@@ -24,6 +25,10 @@ enum {
 	LIBPCM_META_GIVEN,	/* 1 when meta_device was given */
 	LIBPCM_ROW_META,	/* metadata bytes per row, 0 without ECC */
 	LIBPCM_WEAR,		/* rows per wear counter, 0 = wear:off */
+	LIBPCM_CHANNELS,
+	LIBPCM_RANKS,		/* per channel */
+	LIBPCM_GAP_INTERVAL,
+	LIBPCM_ENDURANCE,
 	LIBPCM_NR_PARSE_OUT
 };
 
@@ -78,6 +83,10 @@ int libpcm_parse(int argc, char **argv, u64 *out, char *text, size_t len)
 	out[LIBPCM_RANDOMIZE] = cfg.val[PCM_RANDOMIZE];
 	out[LIBPCM_META_GIVEN] = !!(cfg.given & BIT_ULL(PCM_META_DEVICE));
 	out[LIBPCM_WEAR] = cfg.val[PCM_WEAR];
+	out[LIBPCM_CHANNELS] = cfg.val[PCM_CHANNELS];
+	out[LIBPCM_RANKS] = cfg.val[PCM_RANKS];
+	out[LIBPCM_GAP_INTERVAL] = cfg.val[PCM_GAP_INTERVAL];
+	out[LIBPCM_ENDURANCE] = cfg.val[PCM_ENDURANCE];
 	out[LIBPCM_ROW_META] = cfg.val[PCM_ECC] == PCM_ECC_NONE ? 0 :
 			       cfg.val[PCM_ROW_SIZE] / 512 * cfg.val[PCM_META_BYTES];
 	/* every word comes with a leading blank: drop the first */
@@ -168,6 +177,12 @@ enum {
 	LIBPCM_WL_RANDOM,	/* 1: uniform random offsets; 0: sequential per job */
 	LIBPCM_WL_IOS,		/* requests to run */
 	LIBPCM_WL_SEED,
+	LIBPCM_WL_HOST_NS,	/* closed loop: from a completion to the next arrival */
+	LIBPCM_WL_RATE_NS,	/* open loop: one arrival each RATE_NS; 0: closed loop */
+	LIBPCM_WL_THINK_NS,	/* closed loop: a job pauses THINK_NS ... */
+	LIBPCM_WL_THINK_BLOCKS,	/* ... after every THINK_BLOCKS requests (0: 1) */
+	LIBPCM_WL_RUNTIME_NS,	/* no arrival from RAMP_NS + RUNTIME_NS on (0: IOS decides) */
+	LIBPCM_WL_RAMP_NS,	/* requests arriving before RAMP_NS run, uncounted */
 	LIBPCM_NR_WL
 };
 
@@ -178,6 +193,7 @@ enum {
 	LIBPCM_M_TAG_WAITS,
 	LIBPCM_M_CACHE_WAITS,
 	LIBPCM_M_DILATION,	/* the words' dilation: the figures are the device's */
+	LIBPCM_M_IOS,		/* requests run (fewer than IOS when RUNTIME_NS ended it) */
 	LIBPCM_NR_MODEL_OUT
 };
 
@@ -200,7 +216,11 @@ struct model {
 	u64 logical_rows, gap_interval, row_bytes;
 	u32 domains;
 	bool randomize;
+	bool timed;		/* false: start-gap and wear only, no timing */
 	u64 moves, tag_waits, cache_waits;
+	u32 *wear;		/* writes per backing row, or NULL */
+	u64 nr_wear;
+	struct pcm_tm_acct acct;
 };
 
 static u64 xorshift(u64 *s)
@@ -229,8 +249,11 @@ static void model_row_written(struct model *m, u32 d, u64 t)
 		return;
 	m->writes[d] = 0;
 	mv = pcm_sg_next_move(&m->regs[d], m->rows[d]);
-	pcm_tm_move(&m->tm, t, pcm_sg_backing_row(m->domains, d, mv.src),
-		    pcm_sg_backing_row(m->domains, d, mv.dst), m->row_bytes, 0);
+	if (m->timed)
+		pcm_tm_move(&m->tm, t, pcm_sg_backing_row(m->domains, d, mv.src),
+			    pcm_sg_backing_row(m->domains, d, mv.dst), m->row_bytes, 0);
+	if (m->wear)	/* the copy programs the gap's row: it wears */
+		m->wear[pcm_sg_backing_row(m->domains, d, mv.dst)]++;
 	pcm_sg_apply_move(&m->regs[d], m->rows[d]);
 	m->moves++;
 }
@@ -276,6 +299,10 @@ static u64 model_request(struct model *m, u64 t, bool write, u64 pos, u64 bytes)
 		off = pos - row * m->row_bytes;
 		back = model_backing_row(m, row, &d);
 		b = min_t(u64, bytes, m->row_bytes - off);
+		if (write && m->wear)
+			m->wear[back]++;
+		if (!m->timed)
+			goto next;
 		if (run_rows && (back != prev + 1 || run_rows == 256)) {
 			done = max(done, model_charge(m, t, write, run_row, run_off, run_bytes));
 			run_rows = 0;
@@ -288,6 +315,7 @@ static u64 model_request(struct model *m, u64 t, bool write, u64 pos, u64 bytes)
 		run_rows++;
 		run_bytes += b;
 		prev = back;
+next:
 		pos += b;
 		bytes -= b;
 	}
@@ -307,14 +335,24 @@ static void model_free(struct model *m)
 	free(m->feistel);
 	free(m->rows);
 	free(m->writes);
+	free(m->wear);
+	free(m->acct.rank);
+	free(m->acct.bus);
 }
 
-static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical_rows)
+/* model_init()'s @flags */
+#define MODEL_UNTIMED	1	/* start-gap only: no timing model */
+#define MODEL_WEAR	2	/* count writes per backing row */
+#define MODEL_ACCT	4	/* the timing model keeps an account */
+
+static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical_rows,
+		      unsigned int flags)
 {
 	struct pcm_tm_params p;
 	u32 d;
 
 	memset(m, 0, sizeof(*m));
+	m->timed = !(flags & MODEL_UNTIMED);
 	pcm_config_timing(cfg, &p);
 	m->domains = cfg->val[PCM_DOMAINS];
 	m->logical_rows = logical_rows;
@@ -331,6 +369,19 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
 	    !m->tm.tag_free)
 		return -ENOMEM;
 	pcm_tm_init(&m->tm, &p, m->tm.chans, m->tm.tag_free);
+	if (flags & MODEL_WEAR) {
+		m->nr_wear = pcm_sg_physical_rows(logical_rows, m->domains);
+		m->wear = calloc(m->nr_wear, sizeof(u32));
+		if (!m->wear)
+			return -ENOMEM;
+	}
+	if (flags & MODEL_ACCT) {
+		m->acct.rank = calloc((size_t)p.channels * p.ranks, sizeof(*m->acct.rank));
+		m->acct.bus = calloc(p.channels, sizeof(*m->acct.bus));
+		if (!m->acct.rank || !m->acct.bus)
+			return -ENOMEM;
+		m->tm.acct = &m->acct;
+	}
 	for (d = 0; d < m->domains; d++) {
 		m->rows[d] = pcm_sg_domain_rows(logical_rows, m->domains, d);
 		pcm_sg_init(&m->regs[d], m->rows[d]);
@@ -345,31 +396,44 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
  * on the device's clock (the model's divided by the dilation), gap moves,
  * tag and cache waits, the dilation.
  */
-static void model_totals(const struct model *m, u64 end, u64 dil, u64 *out)
+static void model_totals(const struct model *m, u64 end, u64 dil, u64 ios, u64 *out)
 {
 	out[0] = div64_u64(end, dil);
 	out[1] = m->moves;
 	out[2] = m->tag_waits;
 	out[3] = m->cache_waits;
 	out[4] = dil;
+	out[5] = ios;
 }
 
 /*
- * Run a closed-loop workload (@wl, LIBPCM_NR_WL values) through the model
- * of the device the table words @argv describe: JOBS x DEPTH requests in
- * flight, each replaced by the next the instant it completes, as fio does.
- * Fills @lat (ns) and @is_write for each of the IOS requests, and @out
- * (LIBPCM_NR_MODEL_OUT values).  With dilation:K the model runs K times
- * slower, as in the module; the latencies and the elapsed time are given
- * back in the device's time (divided by K), so that they are the figures
- * of the undilated device.  Returns 0, or -EINVAL/-ENOMEM with the reason
- * in @text.
+ * Run a workload (@wl, LIBPCM_NR_WL values) through the model of the
+ * device the table words @argv describe.  Closed loop (RATE_NS 0):
+ * JOBS x DEPTH requests in flight, each replaced by the next HOST_NS
+ * after it completes (the host's own time per request), plus THINK_NS
+ * after every THINK_BLOCKS requests of its job, as fio's thinktime.  Open
+ * loop: request i arrives at i x RATE_NS, whatever is in flight.  As
+ * fio's ramp_time, the requests arriving before RAMP_NS run but are not
+ * counted, and the elapsed time starts at RAMP_NS.  Stops after IOS
+ * counted requests, or at the first arrival from RAMP_NS + RUNTIME_NS on.
+ * Fills @lat (ns) and @is_write for each request counted (IOS entries at
+ * most), and @out (LIBPCM_NR_MODEL_OUT values; the gap moves and waits
+ * of the whole run).  BS may be any byte count: requests
+ * below a sector exist only in the model.  With dilation:K the model runs
+ * K times slower, as in the module; the latencies and the elapsed time
+ * are given back in the device's time (divided by K), so that they are
+ * the figures of the undilated device; HOST_NS, THINK_NS, RATE_NS and
+ * RUNTIME_NS are device time too.  Returns 0, or -EINVAL/-ENOMEM with the
+ * reason in @text.
  */
 int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		 u64 *out, char *text, size_t len)
 {
 	u64 slots = wl[LIBPCM_WL_DEPTH] * wl[LIBPCM_WL_JOBS], bs = wl[LIBPCM_WL_BS];
-	u64 span, *next, *pos, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, i, k, dil;
+	u64 span, *next, *pos, *issued, seed = wl[LIBPCM_WL_SEED] | 1, end = 0, k, dil;
+	u64 rate = wl[LIBPCM_WL_RATE_NS], runtime = wl[LIBPCM_WL_RUNTIME_NS];
+	u64 ramp = wl[LIBPCM_WL_RAMP_NS], got = 0, n;
+	u64 blocks = wl[LIBPCM_WL_THINK_BLOCKS] ? wl[LIBPCM_WL_THINK_BLOCKS] : 1;
 	struct pcm_config cfg;
 	struct model m;
 	int r;
@@ -378,29 +442,41 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 		return -EINVAL;
 	dil = cfg.val[PCM_DILATION];
 	span = wl[LIBPCM_WL_ROWS] * cfg.val[PCM_ROW_SIZE];
-	if (!slots || slots > 65536 || !bs || bs % 512 || bs > span ||
-	    wl[LIBPCM_WL_ROWS] < cfg.val[PCM_DOMAINS] || wl[LIBPCM_WL_READ_PCT] > 100) {
+	if (!slots || slots > 65536 || !bs || bs > span ||
+	    wl[LIBPCM_WL_ROWS] < cfg.val[PCM_DOMAINS] || wl[LIBPCM_WL_READ_PCT] > 100 ||
+	    wl[LIBPCM_WL_HOST_NS] > PCM_TM_MAX_NS || wl[LIBPCM_WL_THINK_NS] > PCM_TM_MAX_NS ||
+	    rate > PCM_TM_MAX_NS || ramp > 1000 * PCM_TM_MAX_NS ||
+	    runtime > 1000 * PCM_TM_MAX_NS) {
 		scnprintf(text, len, "workload out of range");
 		return -EINVAL;
 	}
 	next = calloc(slots, sizeof(u64));
 	pos = calloc(wl[LIBPCM_WL_JOBS], sizeof(u64));
-	r = model_init(&m, &cfg, wl[LIBPCM_WL_ROWS]);
-	if (r || !next || !pos) {
+	issued = calloc(wl[LIBPCM_WL_JOBS], sizeof(u64));
+	r = model_init(&m, &cfg, wl[LIBPCM_WL_ROWS], 0);
+	if (r || !next || !pos || !issued) {
 		scnprintf(text, len, "out of memory");
 		r = -ENOMEM;
 		goto out;
 	}
 	for (k = 0; k < wl[LIBPCM_WL_JOBS]; k++)
 		pos[k] = div64_u64(span / wl[LIBPCM_WL_JOBS], bs) * bs * k;
-	for (i = 0; i < wl[LIBPCM_WL_IOS]; i++) {
-		u64 s = 0, job, at, done;
+	for (n = 0; got < wl[LIBPCM_WL_IOS]; n++) {
+		u64 s = 0, job, at, t, done;
 		bool w;
 
-		for (k = 1; k < slots; k++)
-			if (next[k] < next[s])
-				s = k;
-		job = s / wl[LIBPCM_WL_DEPTH];
+		if (rate) {
+			t = n * rate;
+			job = n % wl[LIBPCM_WL_JOBS];
+		} else {
+			for (k = 1; k < slots; k++)
+				if (next[k] < next[s])
+					s = k;
+			t = next[s];
+			job = s / wl[LIBPCM_WL_DEPTH];
+		}
+		if (runtime && t >= ramp + runtime)
+			break;
 		w = xorshift(&seed) % 100 >= wl[LIBPCM_WL_READ_PCT];
 		if (wl[LIBPCM_WL_RANDOM]) {
 			at = xorshift(&seed) % div64_u64(span, bs) * bs;
@@ -408,18 +484,48 @@ int libpcm_model(int argc, char **argv, const u64 *wl, u64 *lat, u8 *is_write,
 			at = pos[job];
 			pos[job] = at + 2 * bs > span ? 0 : at + bs;
 		}
-		done = model_request(&m, next[s], w, at, bs);
-		lat[i] = div64_u64(done - next[s], dil);
-		is_write[i] = w;
-		next[s] = done;
-		end = max(end, done);
+		done = model_request(&m, t * dil, w, at, bs);
+		if (t >= ramp) {
+			lat[got] = div64_u64(done, dil) - t;
+			is_write[got++] = w;
+			end = max(end, done);
+		}
+		if (rate)
+			continue;
+		next[s] = div64_u64(done, dil) + wl[LIBPCM_WL_HOST_NS];
+		if (++issued[job] % blocks == 0)
+			next[s] += wl[LIBPCM_WL_THINK_NS];
 	}
-	model_totals(&m, end, dil, out);
+	model_totals(&m, end, dil, got, out);
+	/* the elapsed time of the counted requests: from the ramp's end */
+	out[LIBPCM_M_ELAPSED] = end ? out[LIBPCM_M_ELAPSED] - ramp : 0;
 out:
 	model_free(&m);
 	free(next);
 	free(pos);
+	free(issued);
 	return r;
+}
+
+/*
+ * When the model's last resource frees, from @end on (model time): a
+ * write cache or early completion lets writes complete before their
+ * programs end.
+ */
+static u64 model_idle(struct model *m, u64 end)
+{
+	const struct pcm_tm_params *p = &m->tm.p;
+	u64 idle = max_t(u64, end, atomic64_read(&m->tm.front_busy) * max(p->dilation, 1U));
+	u32 c, r;
+
+	for (c = 0; c < p->channels; c++) {
+		struct pcm_tm_chan *ch = pcm_tm_chan(&m->tm, c);
+
+		idle = max(idle, ch->bus_busy * max(p->dilation, 1U));
+		for (r = 0; r < p->ranks; r++)
+			idle = max(idle, ch->rank_busy[r] * max(p->dilation, 1U));
+	}
+	return idle;
 }
 
 /* libpcm_replay()'s out[] */
@@ -429,36 +535,72 @@ enum {
 	LIBPCM_R_TAG_WAITS,
 	LIBPCM_R_CACHE_WAITS,
 	LIBPCM_R_DILATION,
+	LIBPCM_R_IOS,
+	LIBPCM_R_IDLE,		/* the last instant any resource was busy (>= ELAPSED) */
 	LIBPCM_NR_REPLAY_OUT
 };
 _Static_assert((int)LIBPCM_R_ELAPSED == (int)LIBPCM_M_ELAPSED &&
 	       (int)LIBPCM_R_MOVES == (int)LIBPCM_M_MOVES &&
 	       (int)LIBPCM_R_TAG_WAITS == (int)LIBPCM_M_TAG_WAITS &&
 	       (int)LIBPCM_R_CACHE_WAITS == (int)LIBPCM_M_CACHE_WAITS &&
-	       (int)LIBPCM_R_DILATION == (int)LIBPCM_M_DILATION, "model_totals() fills both alike");
+	       (int)LIBPCM_R_DILATION == (int)LIBPCM_M_DILATION &&
+	       (int)LIBPCM_R_IOS == (int)LIBPCM_M_IOS, "model_totals() fills both alike");
+
+/* libpcm_replay()'s @opt[] */
+enum {
+	LIBPCM_RP_ROWS,		/* logical rows of the emulated device */
+	LIBPCM_RP_DEPTH,	/* closed loop: requests in flight */
+	LIBPCM_RP_OPEN,		/* 1: open loop, at the arrivals given */
+	LIBPCM_RP_HOST_NS,	/* closed loop: from a completion to the next arrival */
+	LIBPCM_NR_RP
+};
+
+/* struct pcm_tm_use as libpcm_replay()'s @use[] gives it: 4 u64 each */
+#define LIBPCM_USE_WORDS 4
 
 int libpcm_nr_replay_out(void)
 {
 	return LIBPCM_NR_REPLAY_OUT;
 }
 
+int libpcm_nr_rp(void)
+{
+	return LIBPCM_NR_RP;
+}
+
+static u64 *put_use(u64 *o, const struct pcm_tm_use *u)
+{
+	*o++ = u->reqs;
+	*o++ = u->busy_ns;
+	*o++ = u->wait_ns;
+	*o++ = u->wait_max_ns;
+	return o;
+}
+
 /*
  * Replay @n requests of a trace (byte offset @pos[i], @bytes[i], @write[i])
  * through the model of the device the table words @argv describe, of
- * @rows logical rows, with the same model_request() as libpcm_model().
- * Open loop (@open): request i arrives at @arrival[i] ns (device time,
- * non-decreasing), whatever is in flight.  Closed loop: @depth requests
- * in flight, in the trace's order, each replaced by the next the instant
- * it completes (@arrival is not read).  Fills @start[i] (its arrival) and
- * @done[i] (its completion), ns of the device's time (the model's divided
- * by dilation:K, as libpcm_model()), and @out (LIBPCM_NR_REPLAY_OUT
- * values).  Returns 0, or -EINVAL/-ENOMEM with the reason in @text.
+ * @opt[LIBPCM_RP_ROWS] logical rows, with the same model_request() as
+ * libpcm_model().  Open loop: request i arrives at @arrival[i] ns (device
+ * time, non-decreasing), whatever is in flight.  Closed loop: DEPTH
+ * requests in flight, in the trace's order, each replaced by the next
+ * HOST_NS after it completes (@arrival is not read).  Any byte count is a
+ * request: one below a sector exists only in the model.  Fills @start[i]
+ * (its arrival) and @done[i] (its completion), ns of the device's time
+ * (the model's divided by dilation:K, as libpcm_model()), and @out
+ * (LIBPCM_NR_REPLAY_OUT values); and unless @use is NULL, the model's
+ * account of each resource (struct pcm_tm_acct, LIBPCM_USE_WORDS each:
+ * requests, busy, total and longest wait; device ns): channel c's rank r
+ * at (c * ranks + r), then each channel's bus, then the front end, then
+ * the tags.  Returns 0, or -EINVAL/-ENOMEM with the reason in @text.
  */
-int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
-		  const u64 *pos, const u64 *bytes, const u8 *write, u64 depth, u32 open,
-		  u64 *start, u64 *done, u64 *out, char *text, size_t len)
+int libpcm_replay(int argc, char **argv, const u64 *opt, u64 n, const u64 *arrival,
+		  const u64 *pos, const u64 *bytes, const u8 *write,
+		  u64 *start, u64 *done, u64 *out, u64 *use, char *text, size_t len)
 {
-	u64 *next = NULL, end = 0, i, k, dil, span, prev = 0;
+	u64 rows = opt[LIBPCM_RP_ROWS], depth = opt[LIBPCM_RP_DEPTH];
+	u64 host = opt[LIBPCM_RP_HOST_NS], *next = NULL, end = 0, i, k, dil, span, prev = 0;
+	bool open = opt[LIBPCM_RP_OPEN];
 	struct pcm_config cfg;
 	struct model m;
 	int r;
@@ -467,7 +609,8 @@ int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
 		return -EINVAL;
 	dil = cfg.val[PCM_DILATION];
 	span = rows * cfg.val[PCM_ROW_SIZE];
-	if (rows < cfg.val[PCM_DOMAINS] || (!open && (!depth || depth > 65536))) {
+	if (rows < cfg.val[PCM_DOMAINS] || (!open && (!depth || depth > 65536)) ||
+	    host > PCM_TM_MAX_NS) {
 		scnprintf(text, len, "replay out of range");
 		return -EINVAL;
 	}
@@ -487,7 +630,7 @@ int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
 	}
 	if (!open)
 		next = calloc(depth, sizeof(u64));
-	r = model_init(&m, &cfg, rows);
+	r = model_init(&m, &cfg, rows, use ? MODEL_ACCT : 0);
 	if (r || (!open && !next)) {
 		scnprintf(text, len, "out of memory");
 		r = -ENOMEM;
@@ -497,23 +640,142 @@ int libpcm_replay(int argc, char **argv, u64 rows, u64 n, const u64 *arrival,
 		u64 s = 0, at, d;
 
 		if (open) {
-			at = arrival[i] * dil;
+			at = arrival[i];
 		} else {
 			for (k = 1; k < depth; k++)
 				if (next[k] < next[s])
 					s = k;
 			at = next[s];
 		}
-		d = model_request(&m, at, write[i], pos[i], bytes[i]);
-		if (!open)
-			next[s] = d;
-		start[i] = div64_u64(at, dil);
+		d = model_request(&m, at * dil, write[i], pos[i], bytes[i]);
+		start[i] = at;
 		done[i] = div64_u64(d, dil);
+		if (!open)
+			next[s] = done[i] + host;
 		end = max(end, d);
 	}
-	model_totals(&m, end, dil, out);
+	model_totals(&m, end, dil, n, out);
+	out[LIBPCM_R_IDLE] = div64_u64(model_idle(&m, end), dil);
+	if (use) {
+		u64 nr = (u64)cfg.val[PCM_CHANNELS] * cfg.val[PCM_RANKS];
+
+		for (k = 0; k < nr; k++)
+			use = put_use(use, &m.acct.rank[k]);
+		for (k = 0; k < cfg.val[PCM_CHANNELS]; k++)
+			use = put_use(use, &m.acct.bus[k]);
+		use = put_use(use, &m.acct.front);
+		put_use(use, &m.acct.tags);
+	}
 out:
 	model_free(&m);
 	free(next);
+	return r;
+}
+
+/* libpcm_wear()'s out[] */
+enum {
+	LIBPCM_W_ROWS,		/* backing rows counted (the gaps' too) */
+	LIBPCM_W_WRITES,	/* row writes, the gap moves' copies included */
+	LIBPCM_W_MOVES,
+	LIBPCM_W_MAX,		/* writes of the most worn row */
+	LIBPCM_W_MIN,
+	LIBPCM_W_MEAN_MILLI,	/* writes per row x 1000 */
+	LIBPCM_W_USED_PERMILLE,	/* max / endurance */
+	LIBPCM_W_REMAINING,	/* row writes left at this spread (U64_MAX: unbounded) */
+	LIBPCM_W_REMAINING_LEVEL, /* the same if wear were even */
+	LIBPCM_W_ENDURANCE,
+	LIBPCM_NR_WEAR_OUT
+};
+
+int libpcm_nr_wear_out(void)
+{
+	return LIBPCM_NR_WEAR_OUT;
+}
+
+/*
+ * The wear @repeat passes of a trace's writes leave (@n requests at byte
+ * @pos[i], @bytes[i], @write[i]; reads are skipped) on a fresh device of
+ * the words @argv with @rows logical rows: each row a write touches, and
+ * each gap move's destination, is one write of its backing row, as the
+ * module's wear counters count them; with @gap 0 start-gap is off
+ * (gap_interval:0, the rows stay where they are), else at the words'
+ * gap_interval.  The summary and the projected lifetime are the module's
+ * (pcm_wear_summary_add(), pcm_wear_life(), one counter per row) in @out
+ * (LIBPCM_NR_WEAR_OUT values); each row's count in @per_row
+ * (LIBPCM_W_ROWS of them) unless it is NULL.  Returns 0, or -EINVAL /
+ * -ENOMEM / -EOVERFLOW with the reason in @text.
+ */
+int libpcm_wear(int argc, char **argv, u64 rows, u64 n, const u64 *pos, const u64 *bytes,
+		const u8 *write, u64 repeat, u32 gap, u64 *out, u32 *per_row, u64 nr_per_row,
+		char *text, size_t len)
+{
+	struct pcm_wear_summary sum;
+	struct pcm_wear_life life;
+	struct pcm_config cfg;
+	struct model m;
+	u64 i, k, row_writes = 0, rs;
+	int r;
+
+	if (parse_words(&cfg, argc, argv, text, len))
+		return -EINVAL;
+	if (!gap)
+		cfg.val[PCM_GAP_INTERVAL] = 0;
+	rs = cfg.val[PCM_ROW_SIZE];
+	if (rows < cfg.val[PCM_DOMAINS] || !repeat) {
+		scnprintf(text, len, "wear run out of range");
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if (!bytes[i] || pos[i] >= rows * rs || bytes[i] > rows * rs - pos[i]) {
+			scnprintf(text, len, "request %llu out of range",
+				  (unsigned long long)i);
+			return -EINVAL;
+		}
+		if (write[i])
+			row_writes += div64_u64(pos[i] + bytes[i] - 1, rs) - div64_u64(pos[i], rs) + 1;
+	}
+	/*
+	 * The counters are the module's 32 bits: a row takes at most every
+	 * write of a pass and as many gap moves' copies (gap_interval:1)
+	 */
+	if (row_writes && repeat > div64_u64(U32_MAX, 2 * row_writes)) {
+		scnprintf(text, len, "%llu passes of %llu row writes could overflow a row's "
+			  "32-bit counter: at most %llu", (unsigned long long)repeat,
+			  (unsigned long long)row_writes,
+			  (unsigned long long)div64_u64(U32_MAX, 2 * row_writes));
+		return -EOVERFLOW;
+	}
+	r = model_init(&m, &cfg, rows, MODEL_UNTIMED | MODEL_WEAR);
+	if (r) {
+		scnprintf(text, len, "out of memory");
+		goto out;
+	}
+	if (per_row && nr_per_row != m.nr_wear) {
+		scnprintf(text, len, "%llu rows asked for, the device has %llu",
+			  (unsigned long long)nr_per_row, (unsigned long long)m.nr_wear);
+		r = -EINVAL;
+		goto out;
+	}
+	for (k = 0; k < repeat; k++)
+		for (i = 0; i < n; i++)
+			if (write[i])
+				model_request(&m, 0, true, pos[i], bytes[i]);
+	pcm_wear_summary_init(&sum);
+	pcm_wear_summary_add(&sum, m.wear, m.nr_wear);
+	pcm_wear_life(&sum, 1, cfg.val[PCM_ENDURANCE], &life);
+	out[LIBPCM_W_ROWS] = m.nr_wear;
+	out[LIBPCM_W_WRITES] = sum.sum;
+	out[LIBPCM_W_MOVES] = m.moves;
+	out[LIBPCM_W_MAX] = life.max;
+	out[LIBPCM_W_MIN] = sum.min;
+	out[LIBPCM_W_MEAN_MILLI] = life.mean_milli;
+	out[LIBPCM_W_USED_PERMILLE] = life.used_permille;
+	out[LIBPCM_W_REMAINING] = life.remaining;
+	out[LIBPCM_W_REMAINING_LEVEL] = life.remaining_ideal;
+	out[LIBPCM_W_ENDURANCE] = cfg.val[PCM_ENDURANCE];
+	if (per_row)
+		memcpy(per_row, m.wear, m.nr_wear * sizeof(u32));
+out:
+	model_free(&m);
 	return r;
 }

@@ -28,7 +28,8 @@ int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sect
 
 #define TEXT_MAX 4096
 /* libpcm_parse()'s and libpcm_length()'s out[], as tools/libpcm.c has them */
-enum { P_ROW_SIZE, P_DOMAINS, P_RANDOMIZE, P_META_GIVEN, P_ROW_META, P_WEAR, P_NR };
+enum { P_ROW_SIZE, P_DOMAINS, P_RANDOMIZE, P_META_GIVEN, P_ROW_META, P_WEAR, P_CHANNELS, P_RANKS,
+       P_GAP_INTERVAL, P_ENDURANCE, P_NR };
 enum { L_MAX_LENGTH, L_NR = 4 };
 
 /* Size of @path in sectors, as pcmctl's dev_sectors(): a block device's

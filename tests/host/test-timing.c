@@ -830,6 +830,76 @@ static void test_dilation_clock(void)
 	}
 }
 
+/*
+ * The optional account (struct pcm_tm_acct): each rank's, bus's and the
+ * front end's stages, busy time and waits, against known loads; and it
+ * changes no instant (the module runs without one).
+ */
+static void test_account(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_use rank[4] = {}, bus_use[2] = {};
+	struct pcm_tm_acct acct = { .rank = rank, .bus = bus_use };
+	struct pcm_tm_result res;
+	u64 done[2][40], n = 10, i, k, r;
+	u64 xr = pcm_tm_xfer_ns(4096, 400), xw = pcm_tm_xfer_ns(4096, 200);
+	u64 xh = pcm_tm_xfer_ns(4096, 2000);
+
+	/* n reads of one row at once: the rank serves them one by one */
+	init(&p);
+	tm.acct = &acct;
+	for (i = 0; i < n; i++)
+		one(0, false, 0, 4096, false, NULL);
+	check(rank[0].reqs == n && rank[0].busy_ns == n * 1000, "rank: n stages of read_ns");
+	check(rank[0].wait_ns == 1000 * n * (n - 1) / 2 && rank[0].wait_max_ns == 1000 * (n - 1),
+	      "rank: the i-th waits i x read_ns (%llu, max %llu)",
+	      (unsigned long long)rank[0].wait_ns, (unsigned long long)rank[0].wait_max_ns);
+	check(bus_use[0].reqs == n && bus_use[0].busy_ns == n * xr, "bus: n transfers");
+	check(acct.front.reqs == n && acct.front.busy_ns == n * (700 + xh), "front: n commands");
+	check(acct.tags.reqs == 0, "no tags, none counted");
+
+	/* a mix over 2 channels x 2 ranks, with and without an account */
+	p.channels = 2;
+	p.ranks = 2;
+	p.tags = 3;
+	for (k = 0; k < 2; k++) {
+		memset(rank, 0, sizeof(rank));
+		memset(bus_use, 0, sizeof(bus_use));
+		memset(&acct, 0, sizeof(acct));
+		acct.rank = rank;
+		acct.bus = bus_use;
+		init(&p);
+		tm.acct = k ? &acct : NULL;
+		for (i = 0; i < 40; i++) {
+			one(i * 3000, i % 3 == 0, i % 5, 4096, false, &res);
+			done[k][i] = res.done;
+		}
+	}
+	check(!memcmp(done[0], done[1], sizeof(done[0])), "the account changes no instant");
+	for (r = 0; r < 4; r++) {
+		u64 reads = 0, writes = 0;
+
+		for (i = 0; i < 40; i++) {
+			struct pcm_tm_loc at = pcm_tm_locate(&p, i % 5);
+
+			if (at.channel * 2 + at.rank != r)
+				continue;
+			if (i % 3 == 0)
+				writes++;
+			else
+				reads++;
+		}
+		check(rank[r].reqs == reads + writes &&
+		      rank[r].busy_ns == reads * 1000 + writes * 100000,
+		      "rank %llu: %llu reads, %llu programs", (unsigned long long)r,
+		      (unsigned long long)reads, (unsigned long long)writes);
+	}
+	check(bus_use[0].reqs + bus_use[1].reqs == 40 &&
+	      bus_use[0].busy_ns + bus_use[1].busy_ns == 14 * xw + 26 * xr, "buses: every transfer");
+	check(acct.front.reqs == 40 && acct.front.busy_ns == 40 * (700 + xh), "front: every command");
+	check(acct.tags.reqs == 40 && acct.tags.wait_ns > 0, "tags: every request took one, some waited");
+}
+
 int main(void)
 {
 	RUN(test_xfer);
@@ -854,5 +924,6 @@ int main(void)
 	RUN(test_xfer_buffer);
 	RUN(test_dilation_exact);
 	RUN(test_dilation_clock);
+	RUN(test_account);
 	return tap_done();
 }

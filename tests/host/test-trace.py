@@ -138,8 +138,11 @@ def test_open_loop_queueing():
     check(res['read']['max_us'] == lat[-1] / 1e3, 'max')
     # the rate over time: per-second buckets of the model's clock
     slow, _ = trace.parse(stream(30, 100).splitlines())
-    res, *_ = trace.replay(FIXED, slow, open_loop=True)
-    check(res['iops_per_second']['read'] == [10, 10, 10], f"{res['iops_per_second']}")
+    res, *_ = trace.replay(FIXED, slow, open_loop=True, interval_ns=10**9)
+    ot = res['over_time']
+    check(ot['read']['ios'] == [10, 10, 10] and ot['read']['iops'] == [10, 10, 10] and
+          ot['read']['mbps'] == [10 * 4096 / 1e6] * 3 and ot['write']['ios'] == [0, 0, 0],
+          f'{ot}')
 
 
 def xorshift(s):
@@ -242,6 +245,321 @@ def test_help_example():
           f'{cmd}: {p.stdout}')
 
 
+def use_of(res, kind, **where):
+    """One resource's figures of a replay's account."""
+    r = res['resources']
+    if kind in ('front', 'tags'):
+        return r[kind]
+    return next(x for x in r[kind] if all(x[k] == v for k, v in where.items()))
+
+
+def test_resources_known():
+    """The account of each rank, bus and the front end against known
+    loads: below saturation every stage is busy its own time and waits for
+    nothing; above it the rank queues, by exactly the sum of the gaps; at
+    QD1 a rank's utilisation is its service time x IOPS; an idle rank 0."""
+    n = 200
+    reqs, _ = trace.parse(stream(n, 10).splitlines())
+    res, _, start, done = trace.replay(FIXED, reqs, open_loop=True, speed=1000)
+    rank, bus, front = use_of(res, 'ranks', channel=0, rank=0), \
+        use_of(res, 'buses', channel=0), use_of(res, 'front')
+    check(rank['reqs'] == n and rank['busy_ns'] == n * 1000 and rank['wait_ns'] == 0,
+          f'rank below saturation: {rank}')
+    check(bus['reqs'] == n and bus['busy_ns'] == n * 1000 and bus['wait_ns'] == 0, f'{bus}')
+    check(front['reqs'] == n and front['busy_ns'] == n * 500 and front['wait_ns'] == 0,
+          f'{front}')
+    window = res['resources']['window_ns']
+    check(window == done[-1] and rank['util'] == n * 1000 / window, f'window {window}')
+    # 1 ns apart: request i reaches the rank at i ns, starts at i x 1000
+    reqs, _ = trace.parse(stream(n, 1).splitlines())
+    res, *_ = trace.replay(FIXED, reqs, open_loop=True, speed=1e6)
+    rank = use_of(res, 'ranks', channel=0, rank=0)
+    check(rank['wait_ns'] == 999 * n * (n - 1) // 2 and rank['wait_max_ns'] == 999 * (n - 1),
+          f'rank above saturation: {rank}')
+    check(abs(rank['queue'] - rank['wait_ns'] / res['resources']['window_ns']) < 1e-12,
+          'queue: Little\'s law')
+    # QD1 on pss (fixed read time): utilisation = read_ns x IOPS, both ranks
+    lib = libpcm.Lib()
+    rows = (64 << 20) // 4096
+    wl = {'rows': rows, 'read_pct': 100, 'bs': 4096, 'depth': 1, 'jobs': 1, 'random': True,
+          'ios': 2000, 'seed': 3}
+    res, *_ = trace.replay(['preset:pss'], synthetic(wl, 4096, rows, 4096), size=rows * 4096)
+    for r in res['resources']['ranks']:
+        want = 15000 * r['reqs'] / (res['resources']['window_ns'] / 1e9) / 1e9
+        check(r['reqs'] > 0 and abs(r['util'] - want) < 1e-12, f'pss QD1 rank {r} vs {want}')
+    # one row of Onyx's 128 ranks: that rank works, every other is idle
+    reqs, _ = trace.parse(stream(50, 1).splitlines())
+    res, *_ = trace.replay(['preset:onyx'], reqs, open_loop=True, speed=1000)
+    busy = [(x['channel'], x['rank']) for x in res['resources']['ranks'] if x['reqs']]
+    idle = [x for x in res['resources']['ranks'] if not x['reqs']]
+    check(busy == [(0, 0)] and len(idle) == 127 and all(x['util'] == 0 for x in idle),
+          f'onyx: busy {busy}')
+    # tags: 2 in flight, a burst of 20 waits for them
+    reqs, _ = trace.parse(stream(20, 0).splitlines())
+    res, _, start, done = trace.replay(FIXED + ['tags:2'], reqs, open_loop=True)
+    tags = use_of(res, 'tags')
+    check(tags['reqs'] == 20 and tags['wait_ns'] > 0 and res['tag_waits'] == 18, f'{tags}')
+    # the text report names each rank of a small geometry
+    rc, out, err = pcm('model', '--trace', write_file('r.log', stream(20, 1)),
+                       '--open', 'channels:2', 'ranks:2', 'read_ns:1000')
+    check(rc == 0 and all(f'rank {c}.{r}: util' in out for c in (0, 1) for r in (0, 1)),
+          out + err)
+
+
+def test_host_and_rate():
+    """--host-ns: in a closed loop each slot's next request arrives that
+    long after its completion, so QD1 IOPS is 1 / (service + host) and
+    the replay and the synthetic model agree request by request; --rate:
+    a fixed-rate open loop below saturation gives the service time, above
+    it a queue that grows."""
+    lib = libpcm.Lib()
+    host = 7500
+    reqs, _ = trace.parse(stream(100, 0).splitlines())
+    res, _, start, done = trace.replay(FIXED, reqs, iodepth=1, host_ns=host)
+    check(all(s == d + host for d, s in zip(done, start[1:])), f'{start[:3]} {done[:3]}')
+    check(all(d - s == SERVICE_NS for s, d in zip(start, done)), 'latency without the host')
+    check(res['host_ns'] == host and res['read']['iops'] == 100 / (done[-1] / 1e9), f'{res}')
+    rows = (64 << 20) // 4096
+    for words, depth in ((['preset:pss'], 1), (['preset:pss'], 4), (['preset:onyx'], 8)):
+        wl = {'rows': rows, 'read_pct': 70, 'bs': 4096, 'depth': depth, 'jobs': 1,
+              'random': True, 'ios': 2000, 'seed': 5, 'host_ns': host}
+        lat, wr, tot = lib.model(words, wl)
+        _, _, s2, d2 = trace.replay(words, synthetic(wl, 4096, rows, 4096), size=rows * 4096,
+                                    iodepth=depth, host_ns=host)
+        check([d - s for s, d in zip(s2, d2)] == lat, f'{words} QD{depth} host: model = replay')
+    # pcmctl model --host-ns: QD1 IOPS = 1 / (service + host) exactly
+    rc, out, err = pcm('model', '--json', '--ios', '1000', '--host-ns', '7.5us', *FIXED)
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and r['read']['mean_us'] == SERVICE_NS / 1e3 and
+          abs(r['read']['iops'] - 1e9 / (SERVICE_NS + host) * 1000 / 1000) < 1e9 / 1e6, out + err)
+    # --rate below saturation (the rank's 1M/s): every request its service time
+    rc, out, err = pcm('model', '--json', '--ios', '5000', '--rate', '200000', *FIXED)
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and r['read']['min_us'] == r['read']['max_us'] == SERVICE_NS / 1e3,
+          out + err)
+    # above it (2M/s): the queue grows, the rate is the rank's
+    lat, _, tot = lib.model(FIXED, {'rows': rows, 'read_pct': 100, 'bs': 4096, 'depth': 1,
+                                    'jobs': 1, 'random': True, 'ios': 5000, 'seed': 1,
+                                    'rate_ns': 500})
+    check(all(b > a for a, b in zip(lat, lat[1:])), 'latencies grow above saturation')
+    check(lat[-1] == SERVICE_NS + 4999 * 500, f'last {lat[-1]}')
+    check(abs(5000 / (tot['elapsed_ns'] / 1e9) - 1e6) / 1e6 < 0.01, f'{tot}')
+    # the trace at --rate: its order, one request each 1/rate s
+    reqs, _ = trace.parse(fio_iolog(2, [(0, i * 4096, 4096, False) for i in range(50)])
+                          .splitlines())
+    res, _, start, done = trace.replay(FIXED, reqs, open_loop=True, rate=1e5)
+    check(start == [i * 10000 for i in range(50)] and res['rate'] == 1e5, f'{start[:3]}')
+    rc, out, err = pcm('model', '--trace', write_file('v2r.log', fio_iolog(2)), '--rate', '1000',
+                       'preset:pss')
+    check(rc == 0 and 'open loop at 1000 requests/s' in out, out + err)
+    # --thinktime: a pause after each request, outside its latency
+    lat, _, tot = lib.model(FIXED, {'rows': rows, 'read_pct': 100, 'bs': 4096, 'depth': 1,
+                                    'jobs': 1, 'random': True, 'ios': 100, 'seed': 1,
+                                    'think_ns': 1000, 'think_blocks': 2})
+    check(set(lat) == {SERVICE_NS} and tot['elapsed_ns'] == 100 * SERVICE_NS + 49 * 1000,
+          f'thinktime: {tot}')
+
+
+def test_small_requests():
+    """Requests below a sector exist in the model: a 256 B read is the
+    rank's read, its 256 B over the bus, the command."""
+    xfer = -(-256 * 1000 // 4096)
+    rc, out, err = pcm('model', '--json', '--bs', '256', '--ios', '100', *FIXED)
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and r['read']['min_us'] == r['read']['max_us'] == (1500 + xfer) / 1e3,
+          out + err)
+    reqs, _ = trace.parse(fio_iolog(3, [(0, 256, 256, False), (1, 4096 + 100, 200, True)])
+                          .splitlines())
+    res, _, start, done = trace.replay(FIXED, reqs, open_loop=True)
+    check(done[0] - start[0] == 1500 + xfer and res['write']['ios'] == 1, f'{done}')
+    rc, _, err = pcm('model', '--bs', '0', *FIXED)
+    check(rc != 0 and 'bs' in err, err)
+
+
+def test_wear():
+    """The wear N passes leave: without start-gap a row written k times a
+    pass holds N x k; start-gap adds one copy per gap_interval writes and
+    levels a hot row over the device; the lifetime is the module's
+    remaining row writes over the trace's rate of row writes."""
+    one = [(i, 4096, 4096, True) for i in range(10)]          # row 1, 10 times
+    reqs, _ = trace.parse(fio_iolog(3, one + [(10, 0, 3 * 4096, True), (11, 0, 4096, False)])
+                          .splitlines())
+    words = FIXED + ['gap_interval:4', 'endurance:100000']
+    res, *_ = trace.replay(words, reqs, size=16 * 4096, repeat=50)
+    w = res['wear']
+    off, on = w['no_start_gap'], w['start_gap']
+    check(w['repeat'] == 50 and off['rows'] == 17 and on['rows'] == 17, f'{w}')
+    check(off['writes'] == 50 * 13 and off['gap_moves'] == 0 and off['max'] == 50 * 11,
+          f'without: {off}')
+    check(on['gap_moves'] == 50 * 13 // 4 and on['writes'] == 50 * 13 + on['gap_moves'],
+          f'with: {on}')
+    check(on['max'] < off['max'] / 3, f"start-gap levels a hot row: {on['max']} vs {off['max']}")
+    check(off['mean'] == off['writes'] * 1000 // 17 / 1000 and
+          off['max_mean'] == off['max'] / off['mean'],
+          f'mean {off}')
+    secs = 50 * res['elapsed_ns'] / 1e9
+    for x in (on, off):
+        rem = (100000 - x['max']) * x['writes'] // x['max']
+        check(x['remaining'] == rem and x['lifetime_s'] == rem / (x['writes'] / secs) and
+              x['remaining_level'] == 100000 * 17 - x['writes'], f'lifetime {x}')
+    # reads only: no wear, an unbounded lifetime
+    reqs, _ = trace.parse(stream(10, 1).splitlines())
+    res, *_ = trace.replay(FIXED, reqs, repeat=3)
+    check(res['wear']['start_gap']['writes'] == 0 and
+          res['wear']['start_gap']['lifetime_s'] is None, f"{res['wear']}")
+    rc, out, err = pcm('model', '--trace', write_file('w.log', fio_iolog(3, one)),
+                       '--repeat', '1000', '--size', '64k', *words)
+    check(rc == 0 and 'wear after 1000 passes' in out and 'without start-gap: max 10000' in out,
+          out + err)
+    rc, _, err = pcm('model', '--trace', write_file('w.log', fio_iolog(3, one)),
+                     '--repeat', '0', *words)
+    check(rc != 0 and 'repeat' in err, err)
+    rc, _, err = pcm('model', '--trace', write_file('w.log', fio_iolog(3, one)),
+                     '--repeat', '300000000', *words)
+    check(rc == 1 and 'overflow' in err, err)
+
+
+def blktrace_binary(reqs):
+    """blktrace's binary events (struct blk_io_trace) for @reqs: a queue
+    and a completion each, as 'blktrace -o -' writes them."""
+    import struct
+    out, seq = b'', 0
+    for ms, off, n, w in reqs:
+        cat = ((1 << 1) if w else (1 << 0)) | (1 << 4)     # BLK_TC_WRITE/READ | QUEUE
+        for act, t in ((1, ms * 10**6), (8, ms * 10**6 + 1000)):   # __BLK_TA_QUEUE, COMPLETE
+            seq += 1
+            out += struct.pack('<IIQQIIIIIHH', 0x65617407, seq, t, off // 512, n,
+                               (cat << 16) | act, 42, 253 << 20, 0, 0, 0)
+    return out
+
+
+def test_blktrace_binary():
+    """blktrace's binary output goes through blkparse: a file, or the
+    NAME of NAME.blktrace.N; the same requests as blkparse's text."""
+    import shutil
+    if not shutil.which('blkparse'):
+        check(True, 'skip: no blkparse')
+        return
+    path = os.path.join(WORK, 'dm-0.bin')
+    with open(path, 'wb') as fh:
+        fh.write(blktrace_binary(REQS))
+    with open(os.path.join(WORK, 'dm-0.blktrace.0'), 'wb') as fh:
+        fh.write(blktrace_binary(REQS))
+    want = json.loads(pcm('model', '--json', '--trace', '-', 'preset:pss',
+                          stdin=blkparse_text())[1])
+    for arg in (path, os.path.join(WORK, 'dm-0')):
+        rc, out, err = pcm('model', '--json', '--trace', arg, 'preset:pss')
+        r = json.loads(out) if rc == 0 else {}
+        check(rc == 0 and r['format'] == 'blkparse' and r['read'] == want['read'] and
+              r['write'] == want['write'], f'{arg}: {err}')
+
+
+def test_outputs():
+    """--csv writes the requests, the rates and the resources beside;
+    --png a PNG; the JSON carries every section."""
+    path = write_file('o.log', stream(300, 1))
+    csv, png = os.path.join(WORK, 'o.csv'), os.path.join(WORK, 'o.png')
+    rc, out, err = pcm('model', '--json', '--trace', path, '--open', '--interval', '50us',
+                       '--csv', csv, '--png', png, 'channels:2', 'ranks:2', 'read_ns:1000',
+                       'write_ns:4000')
+    r = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and all(k in r for k in ('read', 'over_time', 'resources', 'wear')), err)
+    rates, rsrc = trace.csv_paths(csv)
+    with open(rates) as fh:
+        lines = fh.read().splitlines()
+    check(lines[0] == trace.RATES_HEADER and len(lines) == 1 + len(r['over_time']['start_ns']),
+          f'{lines[:2]}')
+    check(r['over_time']['interval_ns'] == 50000 and
+          sum(int(ln.split(',')[1]) for ln in lines[1:]) == 300, 'rates sum to the requests')
+    with open(rsrc) as fh:
+        lines = fh.read().splitlines()
+    check(lines[0] == trace.RESOURCES_HEADER and len(lines) == 1 + 4 + 2 + 2, f'{lines}')
+    with open(png, 'rb') as fh:
+        check(fh.read(8) == b'\x89PNG\r\n\x1a\n', 'a PNG')
+    for argv, what in ((['--interval', '5 parsecs'], 'duration'),
+                       (['--thinktime', '1us'], 'thinktime'),
+                       (['--host-ns', '1us', '--open'], 'host-ns'),
+                       (['--rate', '-5'], 'rate')):
+        rc, _, err = pcm('model', '--trace', path, *argv, 'preset:pss')
+        check(rc != 0 and what in err, f'{argv}: {err}')
+    rc, _, err = pcm('model', '--png', png, 'preset:pss')
+    check(rc == 1 and 'need --trace' in err, err)
+
+
+CHAR_JOB = """; as tools/pcmchar/fiojob.py writes them
+[global]
+ioengine=libaio
+direct=1
+rw=randrw
+bs=4k
+iodepth=4
+numjobs=2
+group_reporting=1
+lat_percentiles=1
+time_based=1
+size=16m
+randrepeat=0
+rwmixread=70
+norandommap=1
+filename=/dev/mapper/char-dut
+offset_increment=16m
+
+[warmup]
+time_based=0
+number_ios=3000
+
+[rep1]
+stonewall
+new_group
+runtime=20ms
+"""
+
+
+def test_job_files():
+    """A characterization's job file runs through the model: a job of
+    number_ios gives what the same workload on the command line gives; a
+    runtime ends it on the model's clock; what the model cannot honour is
+    refused by name."""
+    from pcmlib import fiojob, model
+    jobs = fiojob.parse(CHAR_JOB)
+    check([j.name for j in jobs] == ['warmup', 'rep1'], f'{jobs}')
+    w = jobs[0].workload
+    check(w == {'rw': 'randrw', 'bs': 4096, 'iodepth': 4, 'numjobs': 2, 'size': 32 << 20,
+                'rwmixread': 70, 'runtime_ns': 20 * 10**6, 'ios': 3000} or
+          w == {'rw': 'randrw', 'bs': 4096, 'iodepth': 4, 'numjobs': 2, 'size': 32 << 20,
+                'rwmixread': 70, 'ios': 3000}, f'{w}')
+    rc, out, err = pcm('model', '--json', '--job', write_file('j.fio', CHAR_JOB), 'preset:pss')
+    r = json.loads(out) if rc == 0 else {'jobs': [{}, {}]}
+    check(rc == 0 and len(r['jobs']) == 2, err)
+    want = model.predict(['preset:pss'], rw='randrw', bs=4096, iodepth=4, numjobs=2,
+                         rwmixread=70, size=32 << 20, ios=3000)
+    got = r['jobs'][0]
+    check(got.get('read') == want['read'] and got.get('write') == want['write'], f'{got}')
+    rep = r['jobs'][1]
+    check(rep.get('elapsed_ns', 0) >= 20 * 10**6 and 0 < rep.get('ios', 0) < 100000, f'{rep}')
+    rc, out, err = pcm('model', '--job', write_file('j.fio', CHAR_JOB), 'preset:pss')
+    check(rc == 0 and '[warmup] rw=randrw bs=4096 iodepth=4 numjobs=2' in out, out + err)
+    # ramp_time: its requests run uncounted; the figures start after it
+    lib = libpcm.Lib()
+    lat, _, tot = lib.model(FIXED, {'rows': 1024, 'read_pct': 100, 'bs': 4096, 'depth': 1,
+                                    'jobs': 1, 'random': True, 'ios': 10**6, 'seed': 1,
+                                    'ramp_ns': 10**6, 'runtime_ns': 10**6})
+    check(tot['ios'] == 400 and len(lat) == 400 and tot['elapsed_ns'] == 10**6,
+          f'ramp 1 ms, runtime 1 ms of 2.5 us reads: {tot}')
+    w = fiojob.parse('[a]\nsize=4m\nramp_time=1ms\nruntime=1ms\n')[0].workload
+    check(w.get('ramp_ns') == 10**6 and w.get('runtime_ns') == 10**6, f'{w}')
+    for bad, what in (('rate_iops=100', 'rate_iops'), ('rw=trim', 'rw=trim'),
+                      ('bs=4k,8k', 'bs='), ('random_distribution=zipf:1.2', 'uniformly')):
+        rc, _, err = pcm('model', '--job', write_file('b.fio', CHAR_JOB + bad + '\n'),
+                         'preset:pss')
+        check(rc == 1 and what in err and '[rep1]' in err, f'{bad}: {err}')
+    rc, _, err = pcm('model', '--job', write_file('b.fio', '[a]\nrw=read\nruntime=1s\n'),
+                     'preset:pss')
+    check(rc == 1 and 'size' in err, err)
+    rc, _, err = pcm('model', '--job', os.path.join(WORK, 'none.fio'), 'preset:pss')
+    check(rc == 1 and 'No such file' in err, err)
+
+
 def cleanup():
     import shutil
     shutil.rmtree(WORK, ignore_errors=True)
@@ -249,5 +567,7 @@ def cleanup():
 
 if __name__ == '__main__':
     sys.exit(taplib.run_all([test_parsers_agree, test_open_loop_queueing,
-                             test_closed_loop_matches_model, test_refusals, test_help_example],
+                             test_closed_loop_matches_model, test_refusals, test_help_example,
+                             test_resources_known, test_host_and_rate, test_small_requests,
+                             test_wear, test_blktrace_binary, test_outputs, test_job_files],
                             cleanup))

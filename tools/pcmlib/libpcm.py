@@ -25,6 +25,13 @@ TEXT_MAX = 4096
 ctypes = None       # imported on first use: a VM test runs pcmctl hundreds of times
 
 
+# the totals libpcm_model() and libpcm_replay() both give, in their out[] order
+TOTALS = ('elapsed_ns', 'gap_moves', 'tag_waits', 'cache_waits', 'dilation', 'ios')
+# struct pcm_tm_use, as libpcm_replay() gives it
+USE_KEYS = ('reqs', 'busy_ns', 'wait_ns', 'wait_max_ns')
+USE_WORDS = len(USE_KEYS)
+
+
 class PcmError(Exception):
     """A failure a tool reports on one line (and pcmctl exits 1 for)."""
 
@@ -88,10 +95,13 @@ class Lib:
         so.libpcm_model.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64p,
                                     u64p, ctypes.POINTER(ctypes.c_uint8), u64p,
                                     ctypes.c_char_p, ctypes.c_size_t]
-        so.libpcm_replay.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64, u64,
-                                     u64p, u64p, u64p, ctypes.POINTER(ctypes.c_uint8), u64,
-                                     ctypes.c_uint32, u64p, u64p, u64p, ctypes.c_char_p,
-                                     ctypes.c_size_t]
+        so.libpcm_replay.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64p, u64,
+                                     u64p, u64p, u64p, ctypes.POINTER(ctypes.c_uint8),
+                                     u64p, u64p, u64p, u64p, ctypes.c_char_p, ctypes.c_size_t]
+        so.libpcm_wear.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), u64, u64,
+                                   u64p, u64p, ctypes.POINTER(ctypes.c_uint8), u64,
+                                   ctypes.c_uint32, u64p, ctypes.POINTER(ctypes.c_uint32), u64,
+                                   ctypes.c_char_p, ctypes.c_size_t]
         self.so = so
         self.nr_parse = so.libpcm_nr_parse_out()
         self.nr_length = so.libpcm_nr_length_out()
@@ -106,7 +116,8 @@ class Lib:
             raise PcmError(text.value.decode(errors='replace'))
         return {'row_size': out[0], 'domains': out[1], 'randomize': out[2],
                 'meta_given': bool(out[3]), 'row_meta': out[4], 'wear': out[5],
-                'config': text.value.decode(errors='replace')}
+                'channels': out[6], 'ranks': out[7], 'gap_interval': out[8],
+                'endurance': out[9], 'config': text.value.decode(errors='replace')}
 
     def length(self, dev_sectors, offset, meta_sectors, row_size, domains, row_meta=0, wear=0):
         """max_length, max_rows, meta_start, sb_sectors; PcmError if none.
@@ -125,40 +136,92 @@ class Lib:
         model of @words: per-request latencies (ns), write flags, totals.
         With dilation:K among @words the latencies and elapsed_ns are in
         the device's time (the model's divided by K); totals['dilation']
-        is K."""
-        keys = ('rows', 'read_pct', 'bs', 'depth', 'jobs', 'random', 'ios', 'seed')
+        is K.  Optional keys (0 when missing): host_ns, rate_ns (open loop),
+        think_ns, think_blocks, runtime_ns, ramp_ns (fio's ramp_time: the
+        requests before it run uncounted); with runtime_ns fewer than ios
+        requests may run (totals['ios'])."""
+        keys = ('rows', 'read_pct', 'bs', 'depth', 'jobs', 'random', 'ios', 'seed',
+                'host_ns', 'rate_ns', 'think_ns', 'think_blocks', 'runtime_ns', 'ramp_ns')
         assert self.so.libpcm_nr_wl() == len(keys)
         argv = _argv(words)
-        inp = (ctypes.c_uint64 * len(keys))(*[wl[k] for k in keys])
+        inp = (ctypes.c_uint64 * len(keys))(*[wl.get(k, 0) for k in keys])
         lat = (ctypes.c_uint64 * wl['ios'])()
         wr = (ctypes.c_uint8 * wl['ios'])()
         out = (ctypes.c_uint64 * self.so.libpcm_nr_model_out())()
         text = ctypes.create_string_buffer(TEXT_MAX)
         if self.so.libpcm_model(len(words), argv, inp, lat, wr, out, text, TEXT_MAX):
             raise PcmError(text.value.decode(errors='replace'))
-        return list(lat), list(wr), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
-                                               'cache_waits', 'dilation'), out))
+        tot = dict(zip(TOTALS, out))
+        return list(lat)[:tot['ios']], list(wr)[:tot['ios']], tot
 
-    def replay(self, words, rows, reqs, depth=1, open_loop=False):
+    def replay(self, words, rows, reqs, depth=1, open_loop=False, host_ns=0, use=False):
         """Replay @reqs, a list of (arrival_ns, offset, bytes, write), through
         the model of @words on a device of @rows rows: open loop (arrivals
-        as given, non-decreasing) or closed at @depth (arrivals unread).
+        as given, non-decreasing) or closed at @depth (arrivals unread; the
+        next request of a slot arrives @host_ns after its completion).
         Per-request start and done instants (ns, the device's time: the
-        model's divided by dilation:K) and totals."""
+        model's divided by dilation:K) and totals; with @use, totals['use']
+        is the model's account of each resource (tools/libpcm.c:
+        libpcm_replay()): {'rank': [[{reqs, busy_ns, wait_ns, wait_max_ns}
+        per rank] per channel], 'bus': [per channel], 'front', 'tags'}."""
         n = len(reqs)
         argv = _argv(words)
         arr = (ctypes.c_uint64 * n)(*[r[0] for r in reqs])
         pos = (ctypes.c_uint64 * n)(*[r[1] for r in reqs])
         nb = (ctypes.c_uint64 * n)(*[r[2] for r in reqs])
         wr = (ctypes.c_uint8 * n)(*[bool(r[3]) for r in reqs])
+        opt = (ctypes.c_uint64 * self.so.libpcm_nr_rp())(rows, depth, bool(open_loop), host_ns)
         start, done = (ctypes.c_uint64 * n)(), (ctypes.c_uint64 * n)()
         out = (ctypes.c_uint64 * self.so.libpcm_nr_replay_out())()
         text = ctypes.create_string_buffer(TEXT_MAX)
-        if self.so.libpcm_replay(len(words), argv, rows, n, arr, pos, nb, wr, depth,
-                                 bool(open_loop), start, done, out, text, TEXT_MAX):
+        uses = None
+        if use:
+            p = self.parse(words)
+            ch, rk = p['channels'], p['ranks']
+            uses = (ctypes.c_uint64 * (USE_WORDS * (ch * rk + ch + 2)))()
+        if self.so.libpcm_replay(len(words), argv, opt, n, arr, pos, nb, wr, start, done, out,
+                                 uses, text, TEXT_MAX):
             raise PcmError(text.value.decode(errors='replace'))
-        return list(start), list(done), dict(zip(('elapsed_ns', 'gap_moves', 'tag_waits',
-                                                  'cache_waits', 'dilation'), out))
+        tot = dict(zip(TOTALS, out))
+        tot['idle_ns'] = out[len(TOTALS)]
+        if use:
+            u = [dict(zip(USE_KEYS, uses[i:i + USE_WORDS]))
+                 for i in range(0, len(uses), USE_WORDS)]
+            tot['use'] = {'rank': [u[c * rk:(c + 1) * rk] for c in range(ch)],
+                          'bus': u[ch * rk:ch * rk + ch], 'front': u[-2], 'tags': u[-1]}
+        return list(start), list(done), tot
+
+    def wear(self, words, rows, reqs, repeat=1, start_gap=True, per_row=False):
+        """The wear @repeat passes of the writes of @reqs ((offset, bytes,
+        write) each) leave on a fresh device of @words and @rows logical
+        rows, start-gap on (at the words' gap_interval) or off: the
+        module's summary and projected lifetime (tools/libpcm.c:
+        libpcm_wear()); with @per_row, each backing row's writes too."""
+        n = len(reqs)
+        argv = _argv(words)
+        pos = (ctypes.c_uint64 * n)(*[r[0] for r in reqs])
+        nb = (ctypes.c_uint64 * n)(*[r[1] for r in reqs])
+        wr = (ctypes.c_uint8 * n)(*[bool(r[2]) for r in reqs])
+        out = (ctypes.c_uint64 * self.so.libpcm_nr_wear_out())()
+        text = ctypes.create_string_buffer(TEXT_MAX)
+        nrows = 0
+        rowbuf = None
+        if per_row:
+            p = self.parse(words)
+            d = p['domains']
+            nrows = rows + d    # pcm_sg_physical_rows(): a gap per domain
+            rowbuf = (ctypes.c_uint32 * nrows)()
+        if self.so.libpcm_wear(len(words), argv, rows, n, pos, nb, wr, repeat,
+                               bool(start_gap), out, rowbuf, nrows, text, TEXT_MAX):
+            raise PcmError(text.value.decode(errors='replace'))
+        res = dict(zip(('rows', 'writes', 'gap_moves', 'max', 'min', 'mean_milli',
+                        'used_permille', 'remaining', 'remaining_level', 'endurance'), out))
+        for k in ('remaining', 'remaining_level'):
+            if res[k] == 2**64 - 1:
+                res[k] = None   # unbounded
+        if per_row:
+            res['per_row'] = list(rowbuf)
+        return res
 
     def params(self):
         """Every parameter as the module describes it ("params" message):

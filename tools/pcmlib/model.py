@@ -47,20 +47,27 @@ def summary(lat, is_write, elapsed_ns, want_write):
 
 
 def predict(words, rw='randread', bs=4096, iodepth=1, numjobs=1, rwmixread=50,
-            size=1 << 30, ios=100000, seed=1, lib=None):
+            size=1 << 30, ios=100000, seed=1, host_ns=0, think_ns=0, think_blocks=1,
+            rate_ns=0, runtime_ns=0, ramp_ns=0, lib=None):
     """The model of table @words (a string or a list) on a fio-like closed
-    loop; PcmError (pcmlib.libpcm) if the words are refused or the
-    workload does not fit."""
+    loop (@host_ns from a completion to its slot's next request, @think_ns
+    after every @think_blocks of a job's), or open at one request each
+    @rate_ns; @ios requests, fewer if @runtime_ns ends the run first; the
+    requests arriving in the first @ramp_ns run but are not counted.
+    PcmError (pcmlib.libpcm) if the words are refused or the workload does
+    not fit.  @bs may be any byte count (below 512: the model only)."""
     from pcmlib import libpcm
     lib = lib or libpcm.Lib()
     words = words.split() if isinstance(words, str) else list(words)
     p = lib.parse(words)
     read_pct = READ_PCT.get(rw, rwmixread)
-    if bs % 512 or not 0 < bs <= size:
-        raise libpcm.PcmError(f'--bs {bs}: a multiple of 512 up to --size')
+    if not 0 < bs <= size:
+        raise libpcm.PcmError(f'--bs {bs}: 1 byte up to --size')
     wl = {'rows': size // p['row_size'], 'read_pct': read_pct, 'bs': bs,
           'depth': iodepth, 'jobs': numjobs, 'random': rw.startswith('rand'),
-          'ios': ios, 'seed': seed}
+          'ios': ios, 'seed': seed, 'host_ns': host_ns, 'think_ns': think_ns,
+          'think_blocks': think_blocks, 'rate_ns': rate_ns, 'runtime_ns': runtime_ns,
+          'ramp_ns': ramp_ns}
     lat, wr, tot = lib.model(words, wl)
     out = {'config': p['config'], 'read_pct': read_pct, **tot}
     for name, want in (('read', False), ('write', True)):

@@ -141,10 +141,84 @@ def side(lat, nbytes, elapsed_ns):
             'pct_us': {str(p): percentile(ns, p) / 1e3 for p in MODEL_PCTS}}
 
 
-def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, lib=None):
+def nice_interval(span_ns, buckets=50):
+    """A round bucket width (1, 2 or 5 x 10^k ns) that cuts @span_ns into
+    at most @buckets intervals."""
+    w = 1
+    while True:
+        for m in (1, 2, 5):
+            if span_ns <= m * w * buckets:
+                return m * w
+        w *= 10
+
+
+def over_time(reqs, done, interval_ns, span_ns):
+    """IOPS and MB/s per direction in each interval of the model's clock,
+    by completion instant."""
+    n = max(1, -(-span_ns // interval_ns))
+    out = {'interval_ns': interval_ns, 'start_ns': [i * interval_ns for i in range(n)]}
+    secs = interval_ns / 1e9
+    for name, want in (('read', False), ('write', True)):
+        ios, nbytes = [0] * n, [0] * n
+        for r, d in zip(reqs, done):
+            if r.write == want:
+                i = min(d // interval_ns, n - 1)
+                ios[i] += 1
+                nbytes[i] += r.bytes
+        out[name] = {'ios': ios, 'iops': [x / secs for x in ios],
+                     'mbps': [b / secs / 1e6 for b in nbytes]}
+    return out
+
+
+def resources(use, window_ns):
+    """Each rank's, bus's, the front end's and the tags' account
+    (libpcm_replay()) with their utilisation (busy / window) and mean
+    queue (waiting requests on average: total wait / window, Little's law)."""
+    w = window_ns or 1
+
+    def fig(u, **where):
+        return {**where, 'reqs': u['reqs'], 'busy_ns': u['busy_ns'],
+                'util': u['busy_ns'] / w, 'wait_ns': u['wait_ns'],
+                'wait_mean_ns': u['wait_ns'] / u['reqs'] if u['reqs'] else 0,
+                'wait_max_ns': u['wait_max_ns'], 'queue': u['wait_ns'] / w}
+    ranks = [fig(u, channel=c, rank=r) for c, ch in enumerate(use['rank'])
+             for r, u in enumerate(ch)]
+    return {'window_ns': window_ns, 'ranks': ranks,
+            'buses': [fig(u, channel=c) for c, u in enumerate(use['bus'])],
+            'front': fig(use['front']), 'tags': fig(use['tags'])}
+
+
+def wear(lib, words, rows, reqs, repeat, elapsed_ns, per_row=False):
+    """The wear @repeat passes of the trace leave, with start-gap at the
+    words' gap_interval and without (libpcm_wear(): the module's start-gap
+    and wear summary), and the lifetime projected at the trace's rate:
+    the row writes left before the most worn row reaches endurance, at the
+    rate the trace wrote them (its row writes over repeat x elapsed)."""
+    out = {'repeat': repeat}
+    w = [(r.offset, r.bytes, r.write) for r in reqs]
+    for key, sg in (('start_gap', True), ('no_start_gap', False)):
+        x = lib.wear(words, rows, w, repeat=repeat, start_gap=sg, per_row=per_row)
+        x['mean'] = x.pop('mean_milli') / 1000
+        x['max_mean'] = x['max'] / x['mean'] if x['mean'] else None
+        x.pop('used_permille')     # the module's, in 1/1000: a finer figure here
+        x['used_pct'] = 100 * x['max'] / x['endurance'] if x['endurance'] else None
+        secs = repeat * elapsed_ns / 1e9
+        rate = x['writes'] / secs if secs else 0
+        for k in ('remaining', 'remaining_level'):
+            life = None if x[k] is None or not rate else x[k] / rate
+            x[k.replace('remaining', 'lifetime') + '_s'] = life
+        out[key] = x
+    return out
+
+
+def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, rate=0.0, host_ns=0,
+           interval_ns=0, repeat=1, per_row=False, lib=None):
     """Replay @reqs through the model of table @words on a device of
     @size bytes (at least the trace's extent); the summary, and the
-    per-request start and done instants (ns, the model's clock)."""
+    per-request start and done instants (ns, the model's clock).  Open
+    loop: at the trace's times / @speed, or with @rate at one request
+    every 1/rate s in the trace's order; closed loop at @iodepth with
+    @host_ns from each completion to the next arrival."""
     from pcmlib import libpcm
     lib = lib or libpcm.Lib()
     words = list(words)
@@ -154,7 +228,13 @@ def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, lib=None)
     if size and extent > size:
         raise libpcm.PcmError(f'the trace reaches byte {extent}, past the device\'s {size}')
     rows = max(-(-max(size, extent) // rs), p['domains'])
-    if open_loop:
+    if repeat < 1:
+        raise libpcm.PcmError(f'--repeat {repeat}: must be at least 1')
+    if open_loop and rate:
+        if rate <= 0:
+            raise libpcm.PcmError(f'--rate {rate}: must be above 0')
+        arrivals = [int(i * 1e9 / rate) for i in range(len(reqs))]
+    elif open_loop:
         if speed <= 0:
             raise libpcm.PcmError(f'--speed {speed}: must be above 0')
         order = sorted(range(len(reqs)), key=lambda i: reqs[i].time_ns)
@@ -164,26 +244,29 @@ def replay(words, reqs, size=0, iodepth=1, open_loop=False, speed=1.0, lib=None)
         arrivals = [0] * len(reqs)
     start, done, tot = lib.replay(words, rows,
                                   [(a, r.offset, r.bytes, r.write) for a, r in zip(arrivals, reqs)],
-                                  iodepth, open_loop)
+                                  iodepth, open_loop, host_ns=host_ns, use=True)
     lat = [d - s for s, d in zip(start, done)]
+    use = tot.pop('use')
     res = {'clock': 'model', 'config': p['config'], 'requests': len(reqs),
            'mode': 'open' if open_loop else 'closed',
-           **({'speed': speed} if open_loop else {'iodepth': iodepth}),
+           **(({'rate': rate} if rate else {'speed': speed}) if open_loop
+              else {'iodepth': iodepth, 'host_ns': host_ns}),
            'rows': rows, 'row_size': rs, **tot}
     for name, want in (('read', False), ('write', True)):
         sel = [i for i, r in enumerate(reqs) if r.write == want]
         res[name] = side([lat[i] for i in sel], sum(reqs[i].bytes for i in sel),
                          tot['elapsed_ns'])
-    # completions per second of the model's clock, per direction
-    secs = tot['elapsed_ns'] // 10**9 + 1
-    buckets = {'read': [0] * secs, 'write': [0] * secs}
-    for r, d in zip(reqs, done):
-        buckets['write' if r.write else 'read'][min(d // 10**9, secs - 1)] += 1
-    res['iops_per_second'] = buckets
+    span = max(tot['elapsed_ns'], 1)
+    res['over_time'] = over_time(reqs, done, interval_ns or nice_interval(span), span)
+    res['resources'] = resources(use, tot['idle_ns'])
+    res['wear'] = wear(lib, words, rows, reqs, repeat, tot['elapsed_ns'], per_row)
     return res, reqs, start, done
 
 
 CSV_HEADER = 'index,offset,bytes,rw,start_ns,done_ns,lat_ns'
+RATES_HEADER = 'start_ns,read_ios,read_iops,read_mbps,write_ios,write_iops,write_mbps'
+RESOURCES_HEADER = ('resource,channel,rank,reqs,busy_ns,util,wait_ns,wait_mean_ns,'
+                    'wait_max_ns,queue')
 
 
 def write_csv(path, reqs, start, done):
@@ -193,3 +276,33 @@ def write_csv(path, reqs, start, done):
         fh.write(CSV_HEADER + '\n')
         for i, (r, s, d) in enumerate(zip(reqs, start, done)):
             fh.write(f"{i},{r.offset},{r.bytes},{'write' if r.write else 'read'},{s},{d},{d - s}\n")
+
+
+def csv_paths(path):
+    """The rates' and resources' CSV files beside the requests' @path:
+    lat.csv -> lat.rates.csv, lat.resources.csv."""
+    stem = path[:-4] if path.endswith('.csv') else path
+    return stem + '.rates.csv', stem + '.resources.csv'
+
+
+def write_csv_all(path, res, reqs, start, done):
+    """@path (write_csv()), and the rates over time and the resources'
+    account beside it (csv_paths())."""
+    write_csv(path, reqs, start, done)
+    rates, rsrc = csv_paths(path)
+    ot = res['over_time']
+    with open(rates, 'w') as fh:
+        fh.write(RATES_HEADER + '\n')
+        for i, t in enumerate(ot['start_ns']):
+            fh.write(f"{t},{ot['read']['ios'][i]},{ot['read']['iops'][i]:.1f},"
+                     f"{ot['read']['mbps'][i]:.3f},{ot['write']['ios'][i]},"
+                     f"{ot['write']['iops'][i]:.1f},{ot['write']['mbps'][i]:.3f}\n")
+    r = res['resources']
+    rows = ([('rank', x) for x in r['ranks']] + [('bus', x) for x in r['buses']] +
+            [('front', r['front']), ('tags', r['tags'])])
+    with open(rsrc, 'w') as fh:
+        fh.write(RESOURCES_HEADER + '\n')
+        for kind, x in rows:
+            fh.write(f"{kind},{x.get('channel', '')},{x.get('rank', '')},{x['reqs']},"
+                     f"{x['busy_ns']},{x['util']:.6f},{x['wait_ns']},{x['wait_mean_ns']:.1f},"
+                     f"{x['wait_max_ns']},{x['queue']:.6f}\n")
