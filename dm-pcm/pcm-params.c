@@ -285,12 +285,12 @@ static const struct pcm_preset_value preset_optane[] = {
 	{ PCM_CHANNELS, 1 },		/* 7 channels move a 4 KiB together */
 	{ PCM_RANKS, 6 },		/* QD16 reads: 99 % within 41 us */
 	{ PCM_HOST_MBPS, 2480 },	/* QD16: 584.8K IOPS, mean 25.5 us */
-	{ PCM_READ_NS, 5900 },		/* QD1 read: median 9 us */
+	{ PCM_READ_NS, 5830 },		/* QD1 read: median 9 us */
 	{ PCM_READ_JITTER_NS, 2000 },	/* 99 % within 10 us */
 	{ PCM_READ_RETRY_NS, 28000 },	/* 99.999 % within 37 us */
 	{ PCM_READ_RETRY_PPM, 30 },
 	{ PCM_READ_RETRIES, 1 },
-	{ PCM_READ_MBPS, 10000 },
+	{ PCM_READ_MBPS, 8600 },
 	{ PCM_WRITE_NS, 5340 },		/* QD1 write: 9 us (spec: < 10) */
 	{ PCM_WRITE_MBPS, 2040 },	/* 500K 4 KiB writes/s, 2,000 MB/s */
 	{ PCM_ECC_CODEWORDS, 1 },	/* a codeword per 512-byte LBA */
