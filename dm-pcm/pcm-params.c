@@ -290,7 +290,7 @@ static const struct pcm_preset_value preset_optane[] = {
 	{ PCM_READ_RETRY_NS, 28000 },	/* 99.999 % within 37 us */
 	{ PCM_READ_RETRY_PPM, 30 },
 	{ PCM_READ_RETRIES, 1 },
-	{ PCM_READ_MBPS, 8600 },
+	{ PCM_READ_MBPS, 8600 },	/* and how long a read holds a rank */
 	{ PCM_WRITE_NS, 5340 },		/* QD1 write: 9 us (spec: < 10) */
 	{ PCM_WRITE_MBPS, 2040 },	/* 500K 4 KiB writes/s, 2,000 MB/s */
 	{ PCM_ECC_CODEWORDS, 1 },	/* a codeword per 512-byte LBA */
