@@ -282,7 +282,7 @@ static const struct pcm_preset_value preset_reram[] = {
 };
 
 static const struct pcm_preset_value preset_optane[] = {
-	{ PCM_CHANNELS, 1 },		/* 7 channels move a 4 KiB together */
+	{ PCM_CHANNELS, 1 },		/* its channels move a 4 KiB together */
 	{ PCM_RANKS, 6 },		/* QD16 reads: 99 % within 41 us */
 	{ PCM_HOST_MBPS, 2480 },	/* QD16: 584.8K IOPS, mean 25.5 us */
 	{ PCM_READ_NS, 5830 },		/* QD1 read: median 9 us */
