@@ -42,11 +42,19 @@
  * PCM's 10^6, so a code a third stronger per data byte than PSS's (16
  * bits per 256 bytes against 4 per 85): 24 parity bytes each, 48 of 64
  * metadata bytes per sector, PSS's metadata budget.
+ *
+ * optane: Intel publishes no ECC figure for the P4800X.  A codeword per
+ * 512-byte LBA (the smallest unit it reads), so m = 13; t = 16, the
+ * correction reram gives a 512-byte sector (32 bits per 512 bytes are
+ * half of it spent on one codeword, which then corrects any 16 errors in
+ * the sector, wherever they fall): 26 parity bytes, of PSS's 64
+ * metadata bytes, within the 32 that the parity tables take.
  */
 const struct pcm_ecc_layout pcm_ecc_layouts[] = {
 	{ .name = "pss", .codewords = 6, .t = 4, .meta_bytes = 64 },
 	{ .name = "onyx", .codewords = 64, .t = 2, .meta_bytes = 128 },
 	{ .name = "reram", .codewords = 2, .t = 16, .meta_bytes = 64 },
+	{ .name = "optane", .codewords = 1, .t = 16, .meta_bytes = 64 },
 	{ }
 };
 

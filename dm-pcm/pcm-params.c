@@ -281,12 +281,32 @@ static const struct pcm_preset_value preset_reram[] = {
 	{ PCM_NR_PARAMS, 0 },
 };
 
+static const struct pcm_preset_value preset_optane[] = {
+	{ PCM_CHANNELS, 1 },		/* its channels move a 4 KiB together */
+	{ PCM_RANKS, 6 },		/* QD16 reads: 99 % within 41 us */
+	{ PCM_HOST_MBPS, 2480 },	/* QD16: 584.8K IOPS, mean 25.5 us */
+	{ PCM_READ_NS, 5830 },		/* QD1 read: median 9 us */
+	{ PCM_READ_JITTER_NS, 2000 },	/* 99 % within 10 us */
+	{ PCM_READ_RETRY_NS, 28000 },	/* 99.999 % within 37 us */
+	{ PCM_READ_RETRY_PPM, 30 },
+	{ PCM_READ_RETRIES, 1 },
+	{ PCM_READ_MBPS, 8600 },	/* and how long a read holds a rank */
+	{ PCM_WRITE_NS, 5340 },		/* QD1 write: 9 us (spec: < 10) */
+	{ PCM_WRITE_MBPS, 2040 },	/* 500K 4 KiB writes/s, 2,000 MB/s */
+	{ PCM_ECC_CODEWORDS, 1 },	/* a codeword per 512-byte LBA */
+	{ PCM_ECC_T, 16 },
+	{ PCM_META_BYTES, 64 },
+	{ PCM_ENDURANCE, 54750 },	/* 30 drive writes a day for 5 years */
+	{ PCM_NR_PARAMS, 0 },
+};
+
 const struct pcm_preset pcm_presets[] = {
 	{ .name = "none", .source = "no delay, no errors", .values = preset_none },
 	{ .name = "onyx", .source = "onyx-pcm-storage-array", .values = preset_onyx },
 	{ .name = "pss", .source = "pss-ibm-pcm-prototype-storage", .values = preset_pss },
 	{ .name = "psd", .source = "psd-characterizing-real-pcm-storage", .values = preset_psd },
 	{ .name = "reram", .source = "reram-nvme-ssd-model", .values = preset_reram },
+	{ .name = "optane", .source = "intel-optane-ssd-dc-p4800x", .values = preset_optane },
 };
 
 const unsigned int pcm_nr_presets = ARRAY_SIZE(pcm_presets);

@@ -802,7 +802,7 @@ def test_papers_table():
     keys = [f.key for f in papers.FIGURES]
     check(len(keys) == len(set(keys)), 'keys unique')
     for f in papers.FIGURES:
-        check(f.preset in ('onyx', 'pss', 'psd', 'reram') and f.kind in ('near', 'at_most', 'note')
+        check(f.preset in ('onyx', 'pss', 'psd', 'reram', 'optane') and f.kind in ('near', 'at_most', 'note')
               and (f.kind == 'note' or f.metric in results.METRICS), f'{f.key}')
         spec.parse_size('bs', f.bs)
     check(papers.BY_KEY['onyx.read4k.lat'].value == 38 and

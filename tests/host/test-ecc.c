@@ -52,6 +52,7 @@ static void test_layouts(void)
 {
 	static const struct { const char *name; u8 m, pb; u16 parity; } want[] = {
 		{ "pss", 10, 5, 30 }, { "onyx", 7, 2, 128 }, { "reram", 12, 24, 48 },
+		{ "optane", 13, 26, 26 },
 	};
 	const struct pcm_ecc_layout *l;
 	struct pcm_ecc_geom g;

@@ -348,6 +348,9 @@ static void test_ecc_words(void)
 	check(parse_line(&cfg, "preset:reram", &err) == 0 && cfg.val[PCM_ECC] == PCM_ECC_NONE &&
 	      cfg.val[PCM_ECC_CODEWORDS] == 2 && cfg.val[PCM_ECC_T] == 16,
 	      "reram: 2 codewords, t 16, ECC still off");
+	check(parse_line(&cfg, "ecc:bch preset:optane", &err) == 0 &&
+	      cfg.val[PCM_ECC_CODEWORDS] == 1 && cfg.val[PCM_ECC_T] == 16 &&
+	      cfg.val[PCM_META_BYTES] == 64, "optane: 1 codeword, t 16, 64 bytes");
 	check(parse_line(&cfg, "rber:0.6", &err) == -EINVAL && strstr(err.detail, "0..0.5"),
 	      "rber over 0.5 refused: %s", err.detail);
 	check(parse_line(&cfg, "rber:1e-6x", &err) == -EINVAL && strstr(err.detail, "not a probability"),
@@ -373,7 +376,7 @@ static void test_params_reply(void)
 	pcm_params_emit(out, sizeof(out));
 	check(strstr(out, "name:row_size kind:pow2 min:512 max:1048576 unit:bytes set:no "
 			  "default.none:4096 default.onyx:4096 default.pss:4096 "
-			  "default.psd:4096 default.reram:4096\n") != NULL,
+			  "default.psd:4096 default.reram:4096 default.optane:4096\n") != NULL,
 	      "row_size line: '%s'", out);
 	check(strstr(out, "name:gap_interval kind:u64 min:0 max:1000000000 unit:writes "
 			  "set:yes default.none:128 ") != NULL, "gap_interval line");
@@ -381,7 +384,7 @@ static void test_params_reply(void)
 			  "set:yes default.none:late ") != NULL, "completion line");
 	check(strstr(out, "name:tags kind:u64 min:0 max:1024 unit:requests set:yes "
 			  "default.none:0 default.onyx:64 default.pss:0 default.psd:64 "
-			  "default.reram:0\n") != NULL, "tags line: presets' defaults");
+			  "default.reram:0 default.optane:0\n") != NULL, "tags line: presets' defaults");
 	check(strstr(out, "name:format kind:flag unit:flag set:no\n") != NULL, "format line");
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		snprintf(want, sizeof(want), "name:%s kind:", pcm_params[n].name);
@@ -430,6 +433,8 @@ static void test_wear_words(void)
 	      "onyx: 10^6");
 	check(parse_line(&cfg, "preset:pss", &err) == 0 && cfg.val[PCM_ENDURANCE] == 1000000,
 	      "pss: 10^6");
+	check(parse_line(&cfg, "preset:optane", &err) == 0 && cfg.val[PCM_ENDURANCE] == 30 * 365 * 5,
+	      "optane: 30 drive writes a day for 5 years");
 	check(pcm_param_check_set(PCM_WEAR, &err) == -EINVAL, "wear is geometry");
 }
 
@@ -549,7 +554,7 @@ static void test_dilation_word(void)
 	pcm_params_emit(big, sizeof(big));
 	check(!strcmp(strrchr(big, '\n'), "\nname:dilation kind:u64 min:1 max:1000 unit:factor "
 		      "set:no default.none:1 default.onyx:1 default.pss:1 default.psd:1 "
-		      "default.reram:1"), "params: its line, last: '%s'", strrchr(big, '\n'));
+		      "default.reram:1 default.optane:1"), "params: its line, last: '%s'", strrchr(big, '\n'));
 }
 
 int main(void)
