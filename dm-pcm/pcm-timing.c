@@ -565,13 +565,13 @@ static void use_out(struct pcm_tm_use *out, const struct pcm_tm_use *u, u32 k)
 
 /*
  * Channel @c's figures since the model was made or last reset: its bus's
- * in @bus, its ranks' in @ranks (p.ranks of them), all taken at once
- * under its lock, on the caller's clock.  Busy and wait times count when
- * a row is charged, so a resource booked ahead (requests queued behind
- * it) has counted time it will be busy.
+ * in @bus, its ranks @first to @first + @n - 1's in @ranks, all taken at
+ * once under its lock, on the caller's clock.  Busy and wait times count
+ * when a row is charged, so a resource booked ahead (requests queued
+ * behind it) has counted time it will be busy.
  */
 void pcm_tm_usage(struct pcm_tm *tm, u32 c, struct pcm_tm_use *bus,
-		  struct pcm_tm_use *ranks)
+		  struct pcm_tm_use *ranks, u32 first, u32 n)
 {
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, c);
 	struct pcm_tm_params p;
@@ -582,8 +582,8 @@ void pcm_tm_usage(struct pcm_tm *tm, u32 c, struct pcm_tm_use *bus,
 	spin_lock(&ch->lock);
 	u = pcm_tm_rank_use(&p, ch);
 	use_out(bus, &ch->bus_use, p.dilation);
-	for (r = 0; r < p.ranks; r++)
-		use_out(&ranks[r], &u[r], p.dilation);
+	for (r = 0; r < n && first + r < p.ranks; r++)
+		use_out(&ranks[r], &u[first + r], p.dilation);
 	spin_unlock(&ch->lock);
 }
 

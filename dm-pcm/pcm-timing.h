@@ -228,7 +228,7 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res);
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 prog_q16);
 void pcm_tm_usage(struct pcm_tm *tm, u32 c, struct pcm_tm_use *bus,
-		  struct pcm_tm_use *ranks);
+		  struct pcm_tm_use *ranks, u32 first, u32 n);
 void pcm_tm_usage_reset(struct pcm_tm *tm);
 
 #endif

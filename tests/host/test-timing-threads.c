@@ -123,7 +123,7 @@ static u64 rows_counted(u64 *bus_rows)
 
 	*bus_rows = 0;
 	for (c = 0; c < tm.p.channels; c++) {
-		pcm_tm_usage(&tm, c, &bus, ranks);
+		pcm_tm_usage(&tm, c, &bus, ranks, 0, PCM_TM_MAX_RANKS);
 		*bus_rows += bus.requests;
 		for (r = 0; r < tm.p.ranks; r++)
 			n += ranks[r].requests;

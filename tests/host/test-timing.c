@@ -836,7 +836,7 @@ static struct pcm_tm_use usage(u32 c, u32 r, struct pcm_tm_use *rank)
 {
 	struct pcm_tm_use bus, ranks[PCM_TM_MAX_RANKS];
 
-	pcm_tm_usage(&tm, c, &bus, ranks);
+	pcm_tm_usage(&tm, c, &bus, ranks, 0, PCM_TM_MAX_RANKS);
 	*rank = ranks[r];
 	return bus;
 }
@@ -987,7 +987,7 @@ static void test_usage_totals(void)
 		per_rank[at.channel][at.rank]++;
 	}
 	for (c = 0; c < p.channels; c++) {
-		pcm_tm_usage(&tm, c, &bus, r);
+		pcm_tm_usage(&tm, c, &bus, r, 0, PCM_TM_MAX_RANKS);
 		for (k = 0; k < p.ranks; k++) {
 			check(r[k].requests == per_rank[c][k] &&
 			      r[k].busy_ns == per_rank[c][k] * 1000,
@@ -1010,7 +1010,7 @@ static void test_usage_totals(void)
 		init(&p);
 		for (i = 0; i < 200; i++)
 			one(i * 3000 * k, i & 1, i % 4, 4096, false, NULL);
-		pcm_tm_usage(&tm, 0, k == 1 ? &bus1 : &bus, k == 1 ? r1 : r);
+		pcm_tm_usage(&tm, 0, k == 1 ? &bus1 : &bus, k == 1 ? r1 : r, 0, 2);
 	}
 	check(bus.requests == bus1.requests && bus.busy_ns == 5 * bus1.busy_ns &&
 	      bus.wait_ns == 5 * bus1.wait_ns, "bus x5: %llu %llu", bus.busy_ns,
