@@ -33,10 +33,10 @@ for k in ("front", "tags"):
         print(f"{k}.{f}", v)
 for b in r["per_bus"]:
     for f in status.RESOURCE:
-        print(f"bus.{b[\"channel\"]}.{f}", b[f])
+        print("bus.%d.%s" % (b["channel"], f), b[f])
 for x in r["per_rank"]:
     for f in status.RESOURCE:
-        print(f"rank.{x[\"channel\"]}.{x[\"rank\"]}.{f}", x[f])'
+        print("rank.%d.%d.%s" % (x["channel"], x["rank"], f), x[f])'
 }
 
 # get KEY: one value of the last ranks reply (in /tmp/ranks.out)
@@ -54,9 +54,13 @@ idle_except() {
 # --- QD1 reads of one rank: utilisation = service time x IOPS ------------
 svc=200000
 pcm_create rk /dev/ram0 preset:none read_ns:$svc $GEOM
-n=$(scaled 2000 200)
+n=$(scaled 1000 200)
 # in one process, through the dm ioctls: reset, the reads, "ranks", with
-# nothing slow between them, so that the device's window is the reads'
+# nothing between them, so that the device's window is the reads': the
+# reads start when the reset returns and "ranks" comes right after the
+# last; the IOPS are over that window.  The device's own window is
+# bracketed by the instants before and after each of the two messages
+# (a stall of the VM inside one widens the bracket, not the error)
 PYTHONPATH=$PCM_ROOT/tools py - rk "$n" "$svc" > /tmp/qd1.out <<'PY'
 import mmap, os, random, sys, time
 from pcmlib import dmioctl, status
@@ -66,18 +70,22 @@ buf = mmap.mmap(-1, 4096)
 fd = os.open('/dev/mapper/' + name, os.O_RDONLY | os.O_DIRECT)
 rng = random.Random(1)
 offs = [rng.randrange(64) * 4096 for _ in range(n)]	# rows 0-63: rank 0.0
+tb_reset = time.monotonic_ns()
 assert dm.message(name, [b'stats', b'reset'])[0] == 0
 t0 = time.monotonic_ns()
 for off in offs:
     os.preadv(fd, [buf], off)
 t1 = time.monotonic_ns()
 err, _, data = dm.message(name, [b'ranks'])
+ta_ranks = time.monotonic_ns()
 assert err == 0
 r = status.parse_ranks(data.split(b'\0', 1)[0].decode())
 rk = r['per_rank'][0]
 iops = n * 1e9 / (t1 - t0)
 print('iops', round(iops))
 print('want_ppm', round(svc * iops / 1000))		# svc (ns) x IOPS, in ppm
+# the device's window lies between (t1 - t0) and (ta_ranks - tb_reset)
+print('want_min_ppm', round(svc * n * 1e6 / (ta_ranks - tb_reset)))
 print('got_ppm', rk['util_ppm'])
 print('requests', rk['requests'])
 print('busy_ns', rk['busy_ns'])
@@ -92,13 +100,13 @@ note "QD1 on rank 0.0: $(xargs < /tmp/qd1.out)"
 expect_eq "rank 0.0 served every read" "$(q requests)" "$n"
 expect_eq "busy for read_ns each" "$(q busy_ns)" $((n * svc))
 expect_eq "and never queued" "$(q wait_ns)" 0
-expect "utilisation $(q got_ppm) ppm = service time x IOPS $(q want_ppm) ppm, within 2 %" \
-	py -c "import sys; g, w = int(sys.argv[1]), int(sys.argv[2]); sys.exit(not abs(g - w) <= 0.02 * w)" \
-	"$(q got_ppm)" "$(q want_ppm)"
+expect "utilisation $(q got_ppm) ppm = service time x IOPS $(q want_ppm) ppm, within 2 % (or the bracket from $(q want_min_ppm))" \
+	py -c "import sys; g, w, lo = map(int, sys.argv[1:]); sys.exit(not 0.98 * lo <= g <= 1.02 * w)" \
+	"$(q got_ppm)" "$(q want_ppm)" "$(q want_min_ppm)"
 expect_eq "the other ranks and the other bus served nothing" "$(q others)" 0
 ranks rk > /tmp/ranks.out
 expect "idle ranks and bus at 0 in the reply" idle_except 0.0
-read -r umax umean < <(field rk rank_util_max_ppm rank_util_mean_ppm)
+read -r umax umean < <(status_field rk rank_util_max_ppm rank_util_mean_ppm)
 expect "status: the busiest rank is 0.0 ($umax ppm, reply $(get rank.0.0.util_ppm))" \
 	py -c "import sys; a, b = int(sys.argv[1]), int(sys.argv[2]); sys.exit(not 0 < a and abs(a - b) <= 0.02 * b)" \
 	"$umax" "$(get rank.0.0.util_ppm)"
@@ -125,7 +133,7 @@ expect "they queued: waits $(get rank.0.0.wait_ns) ns in all" \
 expect "the longest wait ($wmax ns) is at most one program ($wns ns): one write ahead" \
 	test "$wmax" -gt 0 -a "$wmax" -le "$wns"
 expect "idle ranks and bus at 0" idle_except 0.0
-read -r sw swmax < <(field rk rank_wait_ns rank_wait_max_ns)
+read -r sw swmax < <(status_field rk rank_wait_ns rank_wait_max_ns)
 expect_eq "status: rank_wait_ns and rank_wait_max_ns as the reply's" "$sw $swmax" \
 	"$(get rank.0.0.wait_ns) $wmax"
 
@@ -158,7 +166,7 @@ ranks rk > /tmp/ranks.out
 expect_eq "reset: every count, busy time and wait is 0" \
 	"$(grep -v -e '^elapsed_ns' -e '^channels' -e '^ranks ' /tmp/ranks.out | awk '{print $2}' | sort -u)" 0
 expect_eq "reset: status's summary is 0" \
-	"$(field rk rank_util_max_ppm rank_util_mean_ppm rank_wait_ns rank_wait_max_ns bus_wait_ns front_wait_ns tag_wait_ns)" \
+	"$(status_field rk rank_util_max_ppm rank_util_mean_ppm rank_wait_ns rank_wait_max_ns bus_wait_ns front_wait_ns tag_wait_ns)" \
 	"0 0 0 0 0 0 0"
 expect "reset: the clock restarted ($(get elapsed_ns) ns ago)" test "$(get elapsed_ns)" -lt 60000000000
 expect_fail "ranks takes no argument" dmsetup message rk 0 ranks 1
@@ -193,15 +201,22 @@ for ev in pcm_held pcm_late pcm_ecc pcm_endurance pcm_gap_move; do
 done
 
 # --- and each fires where it should ------------------------------------------
+# (through tracefs: a trace-cmd record costs half a minute under TCG)
 brd_load 32
-# trace NAME CMD...: record every pcm event while CMD runs; the report's
-# lines of NAME's device in /tmp/ev.txt
+# trace NAME CMD...: every pcm event while CMD runs; the lines of NAME's
+# device in /tmp/ev.txt
 trace() {
 	local dev
 	dev=$(dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' ')
 	shift
-	trace-cmd record -q -o /tmp/ev.dat -e pcm "$@" > /dev/null 2>&1
-	trace-cmd report -i /tmp/ev.dat 2> /dev/null | grep "dev $dev " > /tmp/ev.txt
+	echo 0 > $tracefs/tracing_on
+	echo > $tracefs/trace
+	echo 1 > $tracefs/events/pcm/enable
+	echo 1 > $tracefs/tracing_on
+	"$@"
+	echo 0 > $tracefs/tracing_on
+	echo 0 > $tracefs/events/pcm/enable
+	grep "dev $dev " $tracefs/trace > /tmp/ev.txt
 	sed 's/^ */# /' /tmp/ev.txt | head -4
 }
 # evcount EVENT: how many lines of EVENT
@@ -252,7 +267,7 @@ wipe_meta /dev/ram0
 pcm_create tp /dev/ram0 preset:none wear:on endurance:3 gap_interval:0
 trace tp bash -c 'for i in 1 2 3 4; do dd if=/dev/zero of=/dev/mapper/tp bs=4k count=1 seek=5 oflag=direct status=none; done'
 expect_eq "pcm_endurance: row 5 once, at endurance 3" \
-	"$(grep -o 'pcm_endurance: .*' /tmp/ev.txt | sed 's/.* row/row/' | xargs)" "row 5 rows 1 endurance 3"
+	"$(grep -o 'pcm_endurance: .*' /tmp/ev.txt | sed 's/.*: *dev [0-9:]* //' | xargs)" "row 5 rows 1 endurance 3"
 dmsetup remove tp
 
 pcm_create tp /dev/ram0 preset:none wear:on endurance:3
