@@ -881,6 +881,15 @@ static void test_usage_qd1(void)
 	      bus.busy_ns, bus.wait_ns);
 	usage(0, 1, &r);
 	check(use_is(&r, 0, 0, 0, 0), "idle rank: %llu", r.requests);
+	/* a window of the ranks: rank 0 alone, rank 1 alone, past the end */
+	{
+		struct pcm_tm_use w[2] = { { .requests = 77 }, { .requests = 77 } };
+
+		pcm_tm_usage(&tm, 0, &bus, w, 0, 1);
+		check(w[0].requests == n && w[1].requests == 77, "window 0..0");
+		pcm_tm_usage(&tm, 0, &bus, w, 1, 2);
+		check(w[0].requests == 0 && w[1].requests == 77, "window 1..2 stops at 1");
+	}
 	bus = usage(1, 0, &r);
 	check(use_is(&r, 0, 0, 0, 0) && use_is(&bus, 0, 0, 0, 0), "idle channel");
 	one(at, true, 1, 4096, false, &res);
