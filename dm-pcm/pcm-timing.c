@@ -92,8 +92,21 @@ static void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
 	u->requests++;
 	u->busy_ns += busy;
 	u->wait_ns += wait;
-	if (wait > u->wait_max_ns)
-		u->wait_max_ns = wait;
+	u->wait_max_ns = max(u->wait_max_ns, wait);
+}
+
+/*
+ * Rank @r of @ch serves a stage of @ns from @at on: when it ends.  It
+ * counts the row, the stage and the wait for what was ahead.
+ */
+static u64 rank_serve(const struct pcm_tm_params *p, struct pcm_tm_chan *ch, u32 r,
+		      u64 at, u64 ns)
+{
+	u64 start = max(at, ch->rank_busy[r]);
+
+	ch->rank_busy[r] = start + ns;
+	use_add(&pcm_tm_rank_use(p, ch)[r], ns, start - at);
+	return start + ns;
 }
 
 /* Occupy a resource busy until *@busy from @at for @ns: when it is done. */
@@ -353,17 +366,15 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
 	u64 xfer = pcm_tm_xfer_ns(bytes, p->read_mbps);
-	u64 svc, wait, ready, out;
+	u64 ready, out;
 
 	if (where)
 		*where = at;
 	spin_lock(&ch->lock);
-	svc = stage(ch, p->read_ns, &p->read_var);
-	wait = ch->rank_busy[at.rank] > t ? ch->rank_busy[at.rank] - t : 0;
-	ready = occupy(&ch->rank_busy[at.rank], t, svc);
-	use_add(&pcm_tm_rank_use(p, ch)[at.rank], svc, wait);
+	ready = rank_serve(p, ch, at.rank, t, stage(ch, p->read_ns, &p->read_var));
 	out = pass(&ch->bus_busy, t + p->read_ns, ready, xfer);
-	use_add(&ch->bus_use, xfer, out - (ready + xfer));
+	if (xfer)	/* a bus without a rate is no resource: it counts nothing */
+		use_add(&ch->bus_use, xfer, out - (ready + xfer));
 	spin_unlock(&ch->lock);
 	return out;
 }
@@ -385,7 +396,7 @@ static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	u64 xfer = pcm_tm_xfer_ns(bytes, p->write_mbps);
 	/* zero_write_ns 0: zeros program like any data */
 	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
-	u64 done, svc, wait;
+	u64 done;
 
 	/* a worn row programs slower (pcm_wear_lat_curve) */
 	if (prog_q16)
@@ -395,11 +406,9 @@ static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 	spin_lock(&ch->lock);
 	/* the bus's wait includes the wait for a slot of the buffer */
 	*in_ctrl = pass(&ch->bus_busy, reserve, pool_take(slots, p->ctrl_slots, t), xfer);
-	use_add(&ch->bus_use, xfer, *in_ctrl - (t + xfer));
-	svc = stage(ch, prog, &p->write_var);
-	wait = ch->rank_busy[at.rank] > *in_ctrl ? ch->rank_busy[at.rank] - *in_ctrl : 0;
-	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, svc);
-	use_add(&pcm_tm_rank_use(p, ch)[at.rank], svc, wait);
+	if (xfer)
+		use_add(&ch->bus_use, xfer, *in_ctrl - (t + xfer));
+	done = rank_serve(p, ch, at.rank, *in_ctrl, stage(ch, prog, &p->write_var));
 	pool_put(slots, p->ctrl_slots, done);
 	spin_unlock(&ch->lock);
 	return done;

@@ -47,7 +47,8 @@
  *
  * Each rank and each channel's bus also counts what it did (struct
  * pcm_tm_use), under its channel's lock: the rows it served, the time it
- * was busy serving them and the time they queued for it.  The front
+ * was busy serving them and the time they queued for it (a bus only in
+ * the directions it has a rate for: without one it is no resource).  The front
  * end's and the tags' share of a request comes back in its result, for
  * the caller to add up (the kernel, per CPU).
  */

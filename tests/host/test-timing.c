@@ -949,6 +949,24 @@ static void test_usage_queue(void)
 	      b.tag_wait);
 }
 
+/* A bus without a rate for a direction is no resource: it counts nothing. */
+static void test_usage_no_rate(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_use r, bus;
+
+	p.read_mbps = 0;
+	init(&p);
+	one(0, false, 0, 4096, false, NULL);
+	bus = usage(0, 0, &r);
+	check(use_is(&bus, 0, 0, 0, 0) && use_is(&r, 1, 1000, 0, 0), "read: bus %llu rank %llu",
+	      bus.requests, r.requests);
+	one(0, true, 0, 4096, false, NULL);
+	bus = usage(0, 0, &r);
+	check(bus.requests == 1 && bus.busy_ns == 20480 && r.requests == 2,
+	      "write: bus %llu rank %llu", bus.requests, r.requests);
+}
+
 /* A gap move counts a row on its source's rank and its destination's. */
 static void test_usage_move(void)
 {
@@ -1062,6 +1080,7 @@ int main(void)
 	RUN(test_dilation_clock);
 	RUN(test_usage_qd1);
 	RUN(test_usage_queue);
+	RUN(test_usage_no_rate);
 	RUN(test_usage_move);
 	RUN(test_usage_totals);
 	return tap_done();
