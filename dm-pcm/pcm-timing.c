@@ -87,7 +87,7 @@ static u64 to_caller(const struct pcm_tm_params *p, u64 ns)
 }
 
 /* A resource served a row for @busy ns after it waited @wait ns. */
-static void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
+static __always_inline void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
 {
 	u->requests++;
 	u->busy_ns += busy;
@@ -99,8 +99,8 @@ static void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
  * Rank @r of @ch serves a stage of @ns from @at on: when it ends.  It
  * counts the row, the stage and the wait for what was ahead.
  */
-static u64 rank_serve(const struct pcm_tm_params *p, struct pcm_tm_chan *ch, u32 r,
-		      u64 at, u64 ns)
+static __always_inline u64 rank_serve(const struct pcm_tm_params *p,
+				       struct pcm_tm_chan *ch, u32 r, u64 at, u64 ns)
 {
 	u64 start = max(at, ch->rank_busy[r]);
 
@@ -528,11 +528,14 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		pool_put(tm->tag_free, tm->nr_tags, res->done);
 		spin_unlock(&tm->lock);
 	}
-	res->tag_wait = to_caller(&p, res->start - arrival);
-	res->front_ns = to_caller(&p, res->front_ns);
-	res->front_wait = to_caller(&p, res->front_wait);
-	res->start = to_caller(&p, res->start);
-	res->done = to_caller(&p, res->done);
+	res->tag_wait = res->start - arrival;
+	if (p.dilation > 1) {	/* to_caller(), at once */
+		res->tag_wait *= p.dilation;
+		res->front_ns *= p.dilation;
+		res->front_wait *= p.dilation;
+		res->start *= p.dilation;
+		res->done *= p.dilation;
+	}
 }
 
 /*
