@@ -100,7 +100,7 @@ static __always_inline void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
  * counts the row, the stage and the wait for what was ahead.
  */
 static __always_inline u64 rank_serve(const struct pcm_tm_params *p,
-				       struct pcm_tm_chan *ch, u32 r, u64 at, u64 ns)
+				      struct pcm_tm_chan *ch, u32 r, u64 at, u64 ns)
 {
 	u64 start = max(at, ch->rank_busy[r]);
 
