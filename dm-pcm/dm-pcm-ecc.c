@@ -64,6 +64,7 @@
 #include "pcm-ecc.h"
 #include "pcm-errmodel.h"
 #include "pcm-rand.h"
+#include "pcm_trace.h"
 
 /* An error "inject" left for the next read (or every read) of a sector. */
 struct pcm_inject {
@@ -589,7 +590,7 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 	u32 inj, flips = 0;
 	bool good = true;
 	const u8 *truth;
-	int ret;
+	int ret, outcome;
 
 	rd.src = bio_sector_map(bio, at);
 	if (rd.src) {
@@ -622,7 +623,10 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 		bio_sector_copy(bio, &again, c->truth, false);
 		truth = c->truth;
 	}
-	switch (pcm_ecc_classify(ret, c->data, truth, PCM_ECC_SECTOR)) {
+	outcome = pcm_ecc_classify(ret, c->data, truth, PCM_ECC_SECTOR);
+	if (outcome != PCM_ECC_CLEAN)
+		trace_pcm_ecc(pc->devt, lsector, psector, outcome, max(ret, 0), flips);
+	switch (outcome) {
 	case PCM_ECC_CLEAN:
 		break;
 	case PCM_ECC_CORRECTED:

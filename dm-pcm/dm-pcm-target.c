@@ -343,6 +343,7 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	ti->private = pc;
 	pc->ti = ti;
+	pc->devt = disk_devt(dm_disk(dm_table_get_md(ti->table)));
 	spin_lock_init(&pc->stats_lock);
 	mutex_init(&pc->meta_lock);
 	pc->read_only = !(dm_table_get_mode(ti->table) & PCM_MODE_WRITE);
@@ -497,6 +498,7 @@ static void pcm_status_info(struct pcm_c *pc, char *result, unsigned int maxlen)
 	pcm_ecc_status(pc, result, maxlen, &sz);
 	pcm_wib_status(pc, result, maxlen, &sz);
 	pcm_wear_status(pc, result, maxlen, &sz);
+	pcm_timing_status_ranks(pc, result, maxlen, &sz);
 }
 
 static void pcm_status(struct dm_target *ti, status_type_t type,
@@ -713,6 +715,17 @@ static int pcm_msg_lateness(struct pcm_c *pc, unsigned int argc,
 	return pcm_timing_lateness(pc, result, maxlen);
 }
 
+/* "ranks": every rank's, bus's, the front end's and the tags' figures. */
+static int pcm_msg_ranks(struct pcm_c *pc, unsigned int argc,
+			 char *result, unsigned int maxlen)
+{
+	if (argc != 1) {
+		DMERR("usage: ranks");
+		return -EINVAL;
+	}
+	return pcm_timing_ranks(pc, result, maxlen);
+}
+
 /* "inject <sector> <nbits> [sticky]": bit errors in what a read of it returns. */
 static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
 {
@@ -779,6 +792,8 @@ static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,
 		return pcm_msg_registers(pc, argc, result, maxlen);
 	if (!strcasecmp(argv[0], "lateness"))
 		return pcm_msg_lateness(pc, argc, result, maxlen);
+	if (!strcasecmp(argv[0], "ranks"))
+		return pcm_msg_ranks(pc, argc, result, maxlen);
 	if (!strcasecmp(argv[0], "params"))
 		return pcm_msg_params(argc, result, maxlen);
 	if (!strcasecmp(argv[0], "inject"))

@@ -16,7 +16,8 @@
  * when the ranks' times vary) and moves the front end's instant by
  * cmpxchg (and takes the model's lock only if tags, the front end's write
  * buffer or a write cache are set: those are the whole device's); the
- * figures status shows are counted per CPU.
+ * figures status shows are counted per CPU, but the ranks' and buses'
+ * ("ranks"), which the model counts under the channel's lock it holds.
  *
  * With dilation:K the model hands back instants K times further away
  * (pcm-timing.h): holds, the latencies in status and lateness are all on
@@ -31,6 +32,7 @@
 
 #include "dm-pcm.h"
 #include "dm-pcm-compat.h"
+#include "pcm_trace.h"
 
 /*
  * Lateness histogram: 32 buckets of 128 ns up to 4 us, then powers of
@@ -73,6 +75,7 @@ int pcm_timing_init(struct pcm_c *pc)
 		return -ENOMEM;
 	pcm_tm_init(&t->tm, &p, t->chans, t->tag_free);
 	t->overhead = pc->live.val[PCM_OVERHEAD_NS];
+	t->since = ktime_get_ns();
 	pc->timed = pcm_tm_active(&p);
 	return 0;
 }
@@ -173,8 +176,18 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	this_cpu_add(t->stats->f.lat_sum[dir], lat);
 	this_cpu_inc(t->stats->f.lat_n[dir]);
 	pcm_cpu_raise(&t->stats->f.lat_max[dir], lat);
-	if (res.tag_waited)
+	if (res.front_ns) {
+		this_cpu_add(t->stats->f.front_busy, res.front_ns);
+		if (res.front_wait) {
+			this_cpu_add(t->stats->f.front_wait, res.front_wait);
+			pcm_cpu_raise(&t->stats->f.front_wait_max, res.front_wait);
+		}
+	}
+	if (res.tag_waited) {
 		this_cpu_inc(t->stats->f.tag_waits);
+		this_cpu_add(t->stats->f.tag_wait, res.tag_wait);
+		pcm_cpu_raise(&t->stats->f.tag_wait_max, res.tag_wait);
+	}
 	if (res.cache_waited)
 		this_cpu_inc(t->stats->f.cache_waits);
 	/*
@@ -186,6 +199,8 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	io->deadline = res.done - min(READ_ONCE(t->overhead), lat);
 	io->held = false;
 	io->timed = true;
+	io->chan = res.loc.channel;
+	io->rank = res.loc.rank;
 }
 
 /*
@@ -216,6 +231,8 @@ static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
 	u64 now = ktime_get_ns();
 
 	count_lateness(pc->timing, now > io->deadline ? now - io->deadline : 0);
+	trace_pcm_held(pc->devt, op_is_write(bio_op(bio)), io->deadline, now, io->chan,
+		       io->rank);
 	/* end_io runs again and lets it go */
 	bio_endio(bio);
 	return HRTIMER_NORESTART;
@@ -244,6 +261,8 @@ int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	/* the backing I/O took longer than the model: this host was too slow */
 	this_cpu_inc(t->stats->f.late);
 	pcm_cpu_raise(&t->stats->f.late_max, now - io->deadline);
+	trace_pcm_late(pc->devt, op_is_write(bio_op(bio)), io->deadline, now, io->chan,
+		       io->rank);
 	count_lateness(t, now - io->deadline);
 	io->timed = false;
 	return DM_ENDIO_DONE;
@@ -268,6 +287,11 @@ static void sum_figs(struct pcm_timing *t, struct pcm_timing_figs *sum)
 		sum->held += READ_ONCE(c->held);
 		sum->late += READ_ONCE(c->late);
 		sum->late_max = max(sum->late_max, READ_ONCE(c->late_max));
+		sum->front_busy += READ_ONCE(c->front_busy);
+		sum->front_wait += READ_ONCE(c->front_wait);
+		sum->front_wait_max = max(sum->front_wait_max, READ_ONCE(c->front_wait_max));
+		sum->tag_wait += READ_ONCE(c->tag_wait);
+		sum->tag_wait_max = max(sum->tag_wait_max, READ_ONCE(c->tag_wait_max));
 	}
 }
 
@@ -297,6 +321,8 @@ void pcm_timing_reset(struct pcm_c *pc)
 
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(t->stats, cpu), 0, sizeof(struct pcm_timing_stats));
+	pcm_tm_usage_reset(&t->tm);
+	WRITE_ONCE(t->since, ktime_get_ns());
 }
 
 /*
@@ -321,4 +347,103 @@ int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen)
 	}
 	DMEMIT("%scompletions:%llu", sz ? " " : "", total);
 	return 1;
+}
+
+/* Ranks' figures read at a time: a small array on the stack. */
+#define PCM_USE_BATCH	8
+
+/* @busy over @elapsed, in parts per million. */
+static u64 pcm_util_ppm(u64 busy, u64 elapsed)
+{
+	return elapsed ? mul_u64_u64_div_u64(busy, 1000000, elapsed) : 0;
+}
+
+static unsigned int pcm_emit_use(const struct pcm_tm_use *u, u64 elapsed,
+				 char *result, unsigned int maxlen, unsigned int sz)
+{
+	DMEMIT(" requests:%llu busy_ns:%llu util_ppm:%llu wait_ns:%llu wait_max_ns:%llu",
+	       u->requests, u->busy_ns, pcm_util_ppm(u->busy_ns, elapsed), u->wait_ns,
+	       u->wait_max_ns);
+	return sz;
+}
+
+/*
+ * "ranks": since the table was loaded or "stats reset", one line each:
+ * the time elapsed and the geometry; the front end; the tags; then per
+ * channel its bus and its ranks.  Busy and wait times are on this host's
+ * clock, as status's.
+ */
+int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen)
+{
+	struct pcm_timing *t = pc->timing;
+	u32 channels = pc->cfg.val[PCM_CHANNELS], ranks = pc->cfg.val[PCM_RANKS];
+	struct pcm_tm_use bus, u[PCM_USE_BATCH];
+	u64 elapsed = ktime_get_ns() - READ_ONCE(t->since);
+	struct pcm_timing_figs fig;
+	unsigned int sz = 0;
+	u32 c, r, i, n;
+
+	sum_figs(t, &fig);
+	DMEMIT("elapsed_ns:%llu channels:%u ranks:%u\n", elapsed, channels, ranks);
+	DMEMIT("front requests:%llu busy_ns:%llu util_ppm:%llu wait_ns:%llu wait_max_ns:%llu\n",
+	       fig.lat_n[0] + fig.lat_n[1], fig.front_busy,
+	       pcm_util_ppm(fig.front_busy, elapsed), fig.front_wait, fig.front_wait_max);
+	DMEMIT("tags waits:%llu wait_ns:%llu wait_max_ns:%llu", fig.tag_waits, fig.tag_wait,
+	       fig.tag_wait_max);
+	for (c = 0; c < channels; c++) {
+		for (r = 0; r < ranks; r += n) {
+			n = min_t(u32, ranks - r, PCM_USE_BATCH);
+			pcm_tm_usage(&t->tm, c, &bus, u, r, n);
+			if (!r) {
+				DMEMIT("\nbus:%u", c);
+				sz = pcm_emit_use(&bus, elapsed, result, maxlen, sz);
+			}
+			for (i = 0; i < n; i++) {
+				DMEMIT("\nrank:%u.%u", c, r + i);
+				sz = pcm_emit_use(&u[i], elapsed, result, maxlen, sz);
+			}
+		}
+	}
+	return 1;
+}
+
+/*
+ * Status's summary of "ranks" (appended fields): the busiest rank's and
+ * the mean rank's utilisation, in ppm of the time since the figures were
+ * reset, then the queue waits, in ns: every rank's added up and the
+ * largest, the buses' added up, the front end's and the tags'.
+ */
+void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen,
+			     unsigned int *szp)
+{
+	struct pcm_timing *t = pc->timing;
+	u32 channels = pc->cfg.val[PCM_CHANNELS], ranks = pc->cfg.val[PCM_RANKS];
+	struct pcm_tm_use bus, u[PCM_USE_BATCH];
+	u64 elapsed = ktime_get_ns() - READ_ONCE(t->since);
+	u64 busy_max = 0, busy = 0, wait = 0, wait_max = 0, bus_wait = 0;
+	struct pcm_timing_figs fig;
+	unsigned int sz = *szp;
+	u32 c, r, i, n;
+
+	sum_figs(t, &fig);
+	for (c = 0; c < channels; c++) {
+		for (r = 0; r < ranks; r += n) {
+			n = min_t(u32, ranks - r, PCM_USE_BATCH);
+			pcm_tm_usage(&t->tm, c, &bus, u, r, n);
+			for (i = 0; i < n; i++) {
+				busy_max = max(busy_max, u[i].busy_ns);
+				busy += u[i].busy_ns;
+				wait += u[i].wait_ns;
+				wait_max = max(wait_max, u[i].wait_max_ns);
+			}
+		}
+		bus_wait += bus.wait_ns;
+	}
+	DMEMIT(" rank_util_max_ppm:%llu rank_util_mean_ppm:%llu",
+	       pcm_util_ppm(busy_max, elapsed),
+	       pcm_util_ppm(div_u64(busy, channels * ranks), elapsed));
+	DMEMIT(" rank_wait_ns:%llu rank_wait_max_ns:%llu bus_wait_ns:%llu", wait, wait_max,
+	       bus_wait);
+	DMEMIT(" front_wait_ns:%llu tag_wait_ns:%llu", fig.front_wait, fig.tag_wait);
+	*szp = sz;
 }

@@ -24,6 +24,7 @@
 #include "dm-pcm.h"
 #include "pcm-errmodel.h"
 #include "pcm-wear.h"
+#include "pcm_trace.h"
 
 #define PCM_WEAR_PERIOD		(10 * HZ)	/* a crash loses at most this */
 #define PCM_WEAR_CHUNK		32		/* blocks per I/O: 128 KiB */
@@ -59,6 +60,9 @@ int pcm_wear_init(struct pcm_c *pc)
 	w->shift = pc->layout.row_shift + ilog2(group);
 	w->nr = pcm_wear_counters(rows, group);
 	w->endurance = pc->cfg.val[PCM_ENDURANCE];
+	/* the count at which a counter's rows reach endurance (saturated: never) */
+	if (w->endurance && w->endurance * group < U32_MAX)
+		w->limit = w->endurance * group;
 	mutex_init(&w->lock);
 	INIT_DELAYED_WORK(&w->work, wear_period);
 	/* kvmalloc() refuses (and warns of) more than INT_MAX bytes */
@@ -288,6 +292,18 @@ u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber)
 u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot)
 {
 	return pc->wear ? pcm_wear_curve(pcm_wear_lat_curve, pcm_wear_row_x(pc, slot)) : 0;
+}
+
+/*
+ * The map path (pcm_wear_count()): the counter of the row at backing
+ * sector @slot reached its endurance; trace it (pcm:pcm_endurance).
+ */
+void pcm_wear_passed(struct pcm_c *pc, sector_t slot)
+{
+	struct pcm_wear *w = pc->wear;
+
+	trace_pcm_endurance(pc->devt, (slot - pc->layout.offset) >> pc->layout.row_shift,
+			    w->group, w->endurance);
 }
 
 /*

@@ -95,6 +95,7 @@ struct pcm_io {
 	bool timed;			/* charged to the timing model */
 	bool held;			/* its completion waits for @timer */
 	u8 ecc;				/* enum pcm_ecc_io, once attached */
+	u8 chan, rank;			/* its first row's, when timed (tracepoints) */
 	u64 deadline;			/* modeled completion, ktime_get_ns() */
 	struct pcm_c *pc;		/* for @timer and @work */
 	struct hrtimer timer;
@@ -130,6 +131,7 @@ struct pcm_wear {
 	u32 group;			/* rows per counter, a power of two */
 	u32 shift;			/* backing sectors -> counter */
 	u64 endurance;
+	u32 limit;			/* a counter reaches endurance: 0, never */
 	bool dirty;			/* counted since the last persist */
 	struct pcm_c *pc;
 	struct mutex lock;		/* below: loading and persisting */
@@ -151,6 +153,9 @@ struct pcm_timing_figs {
 	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
 	u64 tag_waits, cache_waits;
 	u64 held, late, late_max;
+	/* the front end's and the tags' share ("ranks"); the ranks' are the model's */
+	u64 front_busy, front_wait, front_wait_max;
+	u64 tag_wait, tag_wait_max;
 };
 
 struct pcm_timing_stats {
@@ -163,6 +168,7 @@ struct pcm_timing {
 	void *chans;
 	u64 *tag_free;
 	u64 overhead;			/* overhead_ns: holds end this much early */
+	u64 since;			/* figures count from: init, "stats reset" */
 	struct pcm_timing_stats __percpu *stats;
 };
 
@@ -208,6 +214,7 @@ struct pcm_stats {
 
 struct pcm_c {
 	struct dm_target *ti;
+	dev_t devt;			/* the dm device's, for the tracepoints */
 	struct dm_dev *dev;
 	struct dm_dev *meta_dev;	/* NULL: metadata at the end of @dev */
 	sector_t start;			/* first backing sector used */
@@ -356,6 +363,7 @@ void pcm_wear_suspend(struct pcm_c *pc);
 u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot);
 u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber);
 u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot);
+void pcm_wear_passed(struct pcm_c *pc, sector_t slot);
 void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
 			  struct pcm_stuck_iter *it);
 void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
@@ -379,6 +387,8 @@ static inline void pcm_wear_count(struct pcm_c *pc, sector_t slot)
 	v = READ_ONCE(*c);
 	if (likely(v != U32_MAX))
 		WRITE_ONCE(*c, v + 1);
+	if (unlikely(v + 1 == w->limit))
+		pcm_wear_passed(pc, slot);
 	if (unlikely(!READ_ONCE(w->dirty)))
 		WRITE_ONCE(w->dirty, true);
 }
@@ -394,6 +404,9 @@ void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		       unsigned int *szp);
 void pcm_timing_reset(struct pcm_c *pc);
 int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen);
+int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen);
+void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen,
+			     unsigned int *szp);
 
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);

@@ -86,15 +86,27 @@ static u64 to_caller(const struct pcm_tm_params *p, u64 ns)
 	return p->dilation > 1 ? ns * p->dilation : ns;
 }
 
-/* A stage of @ns that was ready at @ready and started at @start. */
-static void account(struct pcm_tm_use *u, u64 ready, u64 start, u64 ns)
+/* A resource served a row for @busy ns after it waited @wait ns. */
+static __always_inline void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
 {
-	u64 wait = start > ready ? start - ready : 0;
-
-	u->reqs++;
-	u->busy_ns += ns;
+	u->requests++;
+	u->busy_ns += busy;
 	u->wait_ns += wait;
 	u->wait_max_ns = max(u->wait_max_ns, wait);
+}
+
+/*
+ * Rank @r of @ch serves a stage of @ns from @at on: when it ends.  It
+ * counts the row, the stage and the wait for what was ahead.
+ */
+static __always_inline u64 rank_serve(const struct pcm_tm_params *p,
+				      struct pcm_tm_chan *ch, u32 r, u64 at, u64 ns)
+{
+	u64 start = max(at, ch->rank_busy[r]);
+
+	ch->rank_busy[r] = start + ns;
+	use_add(&pcm_tm_rank_use(p, ch)[r], ns, start - at);
+	return start + ns;
 }
 
 /* Occupy a resource busy until *@busy from @at for @ns: when it is done. */
@@ -321,10 +333,15 @@ static u64 pass(u64 *busy, u64 reserve, u64 ready, u64 ns)
 	return max(occupy(busy, reserve, ns), ready + ns);
 }
 
-/* pass() on the front end, which every CPU's requests share: no lock. */
-static u64 pass_front(struct pcm_tm *tm, u64 reserve, u64 ready, u64 ns)
+/*
+ * pass() on the front end, which every CPU's requests share: no lock.
+ * What it held the front end and queued for it go to @res.
+ */
+static u64 pass_front(struct pcm_tm *tm, u64 reserve, u64 ready, u64 ns,
+		      struct pcm_tm_result *res)
 {
 	s64 old, busy;
+	u64 done;
 
 	if (!ns)
 		return ready;
@@ -332,34 +349,34 @@ static u64 pass_front(struct pcm_tm *tm, u64 reserve, u64 ready, u64 ns)
 	do {
 		busy = max_t(u64, reserve, old) + ns;
 	} while (!atomic64_try_cmpxchg(&tm->front_busy, &old, busy));
-	busy = max_t(u64, busy, ready + ns);
-	if (tm->acct)
-		account(&tm->acct->front, ready, busy - ns, ns);
-	return busy;
+	done = max_t(u64, busy, ready + ns);
+	res->front_ns += ns;
+	res->front_wait += done - (ready + ns);
+	return done;
 }
 
 /*
  * Read @bytes of @row from its rank, then over its bus, for a request
- * that reached the device at @t: when they left the bus.
+ * that reached the device at @t: when they left the bus.  The rank and
+ * the bus count the row (@where: where it lives, if not NULL).
  */
 static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
-		    u64 row, u64 bytes)
+		    u64 row, u64 bytes, struct pcm_tm_loc *where)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
-	u64 ready, read, ns, xfer = pcm_tm_xfer_ns(bytes, p->read_mbps);
+	u64 xfer = pcm_tm_xfer_ns(bytes, p->read_mbps);
+	u64 ready, out;
 
+	if (where)
+		*where = at;
 	spin_lock(&ch->lock);
-	ns = stage(ch, p->read_ns, &p->read_var);
-	read = occupy(&ch->rank_busy[at.rank], t, ns);
-	ready = pass(&ch->bus_busy, t + p->read_ns, read, xfer);
-	if (tm->acct) {
-		account(&tm->acct->rank[at.channel * p->ranks + at.rank], t, read - ns, ns);
-		if (xfer)
-			account(&tm->acct->bus[at.channel], read, ready - xfer, xfer);
-	}
+	ready = rank_serve(p, ch, at.rank, t, stage(ch, p->read_ns, &p->read_var));
+	out = pass(&ch->bus_busy, t + p->read_ns, ready, xfer);
+	if (xfer)	/* a bus without a rate is no resource: it counts nothing */
+		use_add(&ch->bus_use, xfer, out - (ready + xfer));
 	spin_unlock(&ch->lock);
-	return ready;
+	return out;
 }
 
 /*
@@ -371,31 +388,28 @@ static u64 read_row(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
  */
 static u64 write_row(struct pcm_tm *tm, const struct pcm_tm_params *p,
 		     u64 reserve, u64 t, u64 row, u64 bytes, bool zero, u32 prog_q16,
-		     u64 *in_ctrl)
+		     u64 *in_ctrl, struct pcm_tm_loc *where)
 {
 	struct pcm_tm_loc at = pcm_tm_locate(p, row);
 	struct pcm_tm_chan *ch = pcm_tm_chan(tm, at.channel);
 	u64 *slots = &ch->rank_busy[p->ranks];
+	u64 xfer = pcm_tm_xfer_ns(bytes, p->write_mbps);
 	/* zero_write_ns 0: zeros program like any data */
 	u64 prog = zero && p->zero_write_ns ? p->zero_write_ns : p->write_ns;
-	u64 done, ready = t, ns, xfer = pcm_tm_xfer_ns(bytes, p->write_mbps);
+	u64 done;
 
 	/* a worn row programs slower (pcm_wear_lat_curve) */
 	if (prog_q16)
 		prog = mul_u64_u32_shr(prog, prog_q16, 16);
+	if (where)
+		*where = at;
 	spin_lock(&ch->lock);
-	t = pool_take(slots, p->ctrl_slots, t);
-	*in_ctrl = pass(&ch->bus_busy, reserve, t, xfer);
-	ns = stage(ch, prog, &p->write_var);
-	done = occupy(&ch->rank_busy[at.rank], *in_ctrl, ns);
+	/* the bus's wait includes the wait for a slot of the buffer */
+	*in_ctrl = pass(&ch->bus_busy, reserve, pool_take(slots, p->ctrl_slots, t), xfer);
+	if (xfer)
+		use_add(&ch->bus_use, xfer, *in_ctrl - (t + xfer));
+	done = rank_serve(p, ch, at.rank, *in_ctrl, stage(ch, prog, &p->write_var));
 	pool_put(slots, p->ctrl_slots, done);
-	if (tm->acct) {
-		/* the bus's wait includes one for a slot of the channel's buffer */
-		if (xfer)
-			account(&tm->acct->bus[at.channel], ready, *in_ctrl - xfer, xfer);
-		account(&tm->acct->rank[at.channel * p->ranks + at.rank], *in_ctrl,
-			done - ns, ns);
-	}
 	spin_unlock(&ch->lock);
 	return done;
 }
@@ -421,14 +435,15 @@ static u64 nr_pieces(const struct pcm_tm_req *rq)
  * transfer.  Reads pass it last, as their data streams to the host.
  */
 static u64 front_end(struct pcm_tm *tm, const struct pcm_tm_params *p,
-		     u64 reserve, u64 ready, u64 bytes, bool first)
+		     u64 reserve, u64 ready, u64 bytes, bool first,
+		     struct pcm_tm_result *res)
 {
 	return pass_front(tm, reserve, ready, (first ? p->cmd_ns : 0) +
-			  pcm_tm_xfer_ns(bytes, p->host_mbps));
+			  pcm_tm_xfer_ns(bytes, p->host_mbps), res);
 }
 
 static u64 submit_read(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
-		       const struct pcm_tm_req *rq)
+		       const struct pcm_tm_req *rq, struct pcm_tm_result *res)
 {
 	u64 i, n = nr_pieces(rq), done = t;
 
@@ -436,27 +451,27 @@ static u64 submit_read(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
 	for (i = 0; i < n; i++) {
 		u64 bytes = piece(rq, i);
 		u64 idle = t + p->read_ns + pcm_tm_xfer_ns(bytes, p->read_mbps);
-		u64 ready = read_row(tm, p, t, rq->row + i, bytes);
+		u64 ready = read_row(tm, p, t, rq->row + i, bytes, i ? NULL : &res->loc);
 
-		done = max(done, front_end(tm, p, idle, ready, bytes, !i));
+		done = max(done, front_end(tm, p, idle, ready, bytes, !i, res));
 	}
 	return done;
 }
 
 static u64 submit_write(struct pcm_tm *tm, const struct pcm_tm_params *p, u64 t,
-			const struct pcm_tm_req *rq, bool *cache_waited)
+			const struct pcm_tm_req *rq, struct pcm_tm_result *res)
 {
 	u64 i, n = nr_pieces(rq), in_ctrl = t, programmed = t, c, end;
 
-	t = front_end(tm, p, t, t, rq->bytes, true);
+	t = front_end(tm, p, t, t, rq->bytes, true, res);
 	if (p->write_cache)
-		t = cache_admit(tm, p->write_cache, t, rq->bytes, cache_waited);
+		t = cache_admit(tm, p->write_cache, t, rq->bytes, &res->cache_waited);
 	for (i = 0; i < n; i++) {
 		/* a row leaves the front end's buffer once it completes */
 		u64 ready = pool_take(tm->xfer_free, p->xfer_slots, t);
 
 		end = write_row(tm, p, t, ready, rq->row + i, piece(rq, i), rq->zero,
-				rq->prog_q16, &c);
+				rq->prog_q16, &c, i ? NULL : &res->loc);
 		pool_put(tm->xfer_free, p->xfer_slots,
 			 p->early && !p->write_cache ? c : end);
 		in_ctrl = max(in_ctrl, c);
@@ -473,10 +488,13 @@ static void charge(struct pcm_tm *tm, const struct pcm_tm_params *p,
 		   const struct pcm_tm_req *rq, struct pcm_tm_result *res)
 {
 	res->cache_waited = false;
+	res->front_ns = 0;
+	res->front_wait = 0;
+	res->loc = (struct pcm_tm_loc){};
 	if (rq->write)
-		res->done = submit_write(tm, p, res->start, rq, &res->cache_waited);
+		res->done = submit_write(tm, p, res->start, rq, res);
 	else
-		res->done = submit_read(tm, p, res->start, rq);
+		res->done = submit_read(tm, p, res->start, rq, res);
 }
 
 /*
@@ -506,14 +524,18 @@ void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		spin_lock(&tm->lock);
 		p = tm->p;
 		res->start = take_tag(tm, arrival, &res->tag_waited);
-		if (tm->acct && tm->nr_tags)
-			account(&tm->acct->tags, arrival, res->start, 0);
 		charge(tm, &p, rq, res);
 		pool_put(tm->tag_free, tm->nr_tags, res->done);
 		spin_unlock(&tm->lock);
 	}
-	res->start = to_caller(&p, res->start);
-	res->done = to_caller(&p, res->done);
+	res->tag_wait = res->start - arrival;
+	if (p.dilation > 1) {	/* to_caller(), at once */
+		res->tag_wait *= p.dilation;
+		res->front_ns *= p.dilation;
+		res->front_wait *= p.dilation;
+		res->start *= p.dilation;
+		res->done *= p.dilation;
+	}
 }
 
 /*
@@ -536,7 +558,60 @@ u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 pro
 	now = to_device(&p, now);
 	prog = prog_q16 ? mul_u64_u32_shr(p.write_ns, prog_q16, 16) : p.write_ns;
 	idle = now + p.read_ns + pcm_tm_xfer_ns(bytes, p.read_mbps);
-	read = read_row(tm, &p, now, src, bytes);
-	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, prog_q16, &in_ctrl);
+	read = read_row(tm, &p, now, src, bytes, NULL);
+	programmed = write_row(tm, &p, idle, idle, dst, bytes, false, prog_q16, &in_ctrl,
+			       NULL);
 	return to_caller(&p, max(programmed, read + pcm_tm_xfer_ns(bytes, p.write_mbps) + prog));
+}
+
+/* A resource's figures on the caller's clock (@k: the dilation). */
+static void use_out(struct pcm_tm_use *out, const struct pcm_tm_use *u, u32 k)
+{
+	*out = *u;
+	if (k > 1) {
+		out->busy_ns *= k;
+		out->wait_ns *= k;
+		out->wait_max_ns *= k;
+	}
+}
+
+/*
+ * Channel @c's figures since the model was made or last reset: its bus's
+ * in @bus, its ranks @first to @first + @n - 1's in @ranks, all taken at
+ * once under its lock, on the caller's clock.  Busy and wait times count
+ * when a row is charged, so a resource booked ahead (requests queued
+ * behind it) has counted time it will be busy.
+ */
+void pcm_tm_usage(struct pcm_tm *tm, u32 c, struct pcm_tm_use *bus,
+		  struct pcm_tm_use *ranks, u32 first, u32 n)
+{
+	struct pcm_tm_chan *ch = pcm_tm_chan(tm, c);
+	struct pcm_tm_params p;
+	struct pcm_tm_use *u;
+	u32 r;
+
+	read_params(tm, &p);	/* geometry, slots and dilation: as init gave */
+	spin_lock(&ch->lock);
+	u = pcm_tm_rank_use(&p, ch);
+	use_out(bus, &ch->bus_use, p.dilation);
+	for (r = 0; r < n && first + r < p.ranks; r++)
+		use_out(&ranks[r], &u[first + r], p.dilation);
+	spin_unlock(&ch->lock);
+}
+
+/* Every rank's and bus's figures to zero; the busy-until instants stay. */
+void pcm_tm_usage_reset(struct pcm_tm *tm)
+{
+	struct pcm_tm_params p;
+	u32 c;
+
+	read_params(tm, &p);
+	for (c = 0; c < p.channels; c++) {
+		struct pcm_tm_chan *ch = pcm_tm_chan(tm, c);
+
+		spin_lock(&ch->lock);
+		memset(&ch->bus_use, 0, sizeof(ch->bus_use));
+		memset(pcm_tm_rank_use(&p, ch), 0, p.ranks * sizeof(struct pcm_tm_use));
+		spin_unlock(&ch->lock);
+	}
 }

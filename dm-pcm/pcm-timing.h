@@ -44,6 +44,13 @@
  * model's lock around the whole charge (before any channel's).  A
  * channel's write buffer and random stream are under its own lock.  The
  * parameters change under a seqcount and each request reads them once.
+ *
+ * Each rank and each channel's bus also counts what it did (struct
+ * pcm_tm_use), under its channel's lock: the rows it served, the time it
+ * was busy serving them and the time they queued for it (a bus only in
+ * the directions it has a rate for: without one it is no resource).  The front
+ * end's and the tags' share of a request comes back in its result, for
+ * the caller to add up (the kernel, per CPU).
  */
 #ifndef DM_PCM_TIMING_H
 #define DM_PCM_TIMING_H
@@ -85,6 +92,18 @@ struct pcm_tm_var {
 	u32 retries;
 };
 
+/*
+ * What a resource (a rank, a channel's bus) did since the model was made
+ * or pcm_tm_usage_reset(): rows served, the time it was busy serving
+ * them, and the time they waited for it (in all, and the longest wait).
+ */
+struct pcm_tm_use {
+	u64 requests;
+	u64 busy_ns;
+	u64 wait_ns;
+	u64 wait_max_ns;
+};
+
 /* What a preset or the table line sets; 0 rates and counts: unlimited. */
 struct pcm_tm_params {
 	u32 channels, ranks;		/* geometry: needs a reload */
@@ -102,34 +121,6 @@ struct pcm_tm_params {
 	u32 dilation;			/* caller's ns per device ns; 0, 1: none */
 };
 
-/*
- * What one resource did, when the model keeps an account (struct
- * pcm_tm_acct): the stages it served (a row's read or program on a rank,
- * a transfer on a bus or the front end, a tag taken), the time it was
- * busy, and the time those waited for it (from when they were ready for
- * it to when it started them), in total and the longest.  Device ns.
- */
-struct pcm_tm_use {
-	u64 reqs;
-	u64 busy_ns;
-	u64 wait_ns;
-	u64 wait_max_ns;
-};
-
-/*
- * An account of every resource (pcm_tm.acct; NULL: none, the module's
- * case).  @rank[c * ranks + r] is channel c's rank r, @bus[c] its bus;
- * gap moves are counted where they run.  The ranks and buses are updated
- * under their channel's lock, @front and @tags by whoever charges them:
- * a single-threaded caller (libpcm) or one that serializes requests.
- */
-struct pcm_tm_acct {
-	struct pcm_tm_use *rank;	/* [channels * ranks] */
-	struct pcm_tm_use *bus;		/* [channels] */
-	struct pcm_tm_use front;	/* busy: its command and transfer time */
-	struct pcm_tm_use tags;		/* busy: 0; wait: for a free tag */
-};
-
 struct pcm_tm_cache_slot {
 	u64 free_at;			/* its programs have ended */
 	u64 bytes;
@@ -137,12 +128,14 @@ struct pcm_tm_cache_slot {
 
 /*
  * A channel: its bus, its ranks and its write buffer, on cache lines of
- * their own.  The buffer's slots follow the ranks in @rank_busy.
+ * their own.  The buffer's slots follow the ranks in @rank_busy, and the
+ * ranks' figures follow the slots (pcm_tm_rank_use()).
  */
 struct pcm_tm_chan {
 	spinlock_t lock;		/* all of it */
 	struct rnd_state rnd;		/* stream PCM_RAND_TIMING + channel */
 	u64 bus_busy;
+	struct pcm_tm_use bus_use;	/* the bus's figures */
 	u64 rank_busy[];		/* [ranks], then [ctrl_slots]: a min-heap */
 };
 
@@ -166,7 +159,6 @@ struct pcm_tm {
 	struct pcm_tm_cache_slot cache[PCM_TM_CACHE_SLOTS];
 	u32 cache_len;
 	u64 cache_bytes;
-	struct pcm_tm_acct *acct;	/* NULL: no account (set after init) */
 };
 
 /*
@@ -185,21 +177,26 @@ struct pcm_tm_req {
 	u32 prog_q16;			/* write: program time x this / 2^16 (wear), 0: x1 */
 };
 
+struct pcm_tm_loc {
+	u32 channel, rank;
+};
+
 struct pcm_tm_result {
 	u64 start;			/* got its tag */
 	u64 done;			/* the modeled completion instant */
 	bool tag_waited;		/* all tags were in flight at arrival */
 	bool cache_waited;		/* the write cache was full */
-};
-
-struct pcm_tm_loc {
-	u32 channel, rank;
+	u64 tag_wait;			/* ns it waited for its tag */
+	u64 front_ns;			/* ns it held the front end */
+	u64 front_wait;			/* ns it queued for the front end */
+	struct pcm_tm_loc loc;		/* its first row's (a flush's: 0, 0) */
 };
 
 static inline size_t pcm_tm_chan_stride(const struct pcm_tm_params *p)
 {
 	return ALIGN(sizeof(struct pcm_tm_chan) +
-		     (p->ranks + p->ctrl_slots) * sizeof(u64), SMP_CACHE_BYTES);
+		     (p->ranks + p->ctrl_slots) * sizeof(u64) +
+		     p->ranks * sizeof(struct pcm_tm_use), SMP_CACHE_BYTES);
 }
 
 /* Bytes of the channels' array pcm_tm_init() takes. */
@@ -213,6 +210,13 @@ static inline struct pcm_tm_chan *pcm_tm_chan(const struct pcm_tm *tm, u32 c)
 	return (struct pcm_tm_chan *)(tm->chans + c * tm->chan_stride);
 }
 
+/* Channel @ch's ranks' figures, [ranks] of them, after its buffer's slots. */
+static inline struct pcm_tm_use *pcm_tm_rank_use(const struct pcm_tm_params *p,
+						 struct pcm_tm_chan *ch)
+{
+	return (struct pcm_tm_use *)&ch->rank_busy[p->ranks + p->ctrl_slots];
+}
+
 bool pcm_tm_active(const struct pcm_tm_params *p);
 bool pcm_tm_var_active(const struct pcm_tm_var *v);
 u64 pcm_tm_draw(struct rnd_state *rnd, const struct pcm_tm_var *v);
@@ -224,5 +228,8 @@ void pcm_tm_set(struct pcm_tm *tm, const struct pcm_tm_params *p);
 void pcm_tm_submit(struct pcm_tm *tm, const struct pcm_tm_req *rq,
 		   struct pcm_tm_result *res);
 u64 pcm_tm_move(struct pcm_tm *tm, u64 now, u64 src, u64 dst, u32 bytes, u32 prog_q16);
+void pcm_tm_usage(struct pcm_tm *tm, u32 c, struct pcm_tm_use *bus,
+		  struct pcm_tm_use *ranks, u32 first, u32 n);
+void pcm_tm_usage_reset(struct pcm_tm *tm);
 
 #endif

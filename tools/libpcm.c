@@ -220,7 +220,14 @@ struct model {
 	u64 moves, tag_waits, cache_waits;
 	u32 *wear;		/* writes per backing row, or NULL */
 	u64 nr_wear;
-	struct pcm_tm_acct acct;
+	/*
+	 * The front end's and the tags' figures, added up from each charge's
+	 * result (the ranks and buses count their own, in the model: read by
+	 * pcm_tm_usage(), as the module's "ranks" message reads them); on the
+	 * caller's clock, as the results are.
+	 */
+	bool tagged;
+	struct pcm_tm_use front, tags;
 };
 
 static u64 xorshift(u64 *s)
@@ -258,6 +265,15 @@ static void model_row_written(struct model *m, u32 d, u64 t)
 	m->moves++;
 }
 
+/* One more stage of @busy ns that waited @wait ns, on @u. */
+static void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
+{
+	u->requests++;
+	u->busy_ns += busy;
+	u->wait_ns += wait;
+	u->wait_max_ns = max(u->wait_max_ns, wait);
+}
+
 static u64 model_charge(struct model *m, u64 t, bool write, u64 row, u32 offset, u64 bytes)
 {
 	struct pcm_tm_req rq = {
@@ -269,6 +285,10 @@ static u64 model_charge(struct model *m, u64 t, bool write, u64 row, u32 offset,
 	pcm_tm_submit(&m->tm, &rq, &res);
 	m->tag_waits += res.tag_waited;
 	m->cache_waits += res.cache_waited;
+	if (res.front_ns)
+		use_add(&m->front, res.front_ns, res.front_wait);
+	if (m->tagged)
+		use_add(&m->tags, 0, res.tag_wait);
 	return res.done;
 }
 
@@ -336,14 +356,11 @@ static void model_free(struct model *m)
 	free(m->rows);
 	free(m->writes);
 	free(m->wear);
-	free(m->acct.rank);
-	free(m->acct.bus);
 }
 
 /* model_init()'s @flags */
 #define MODEL_UNTIMED	1	/* start-gap only: no timing model */
 #define MODEL_WEAR	2	/* count writes per backing row */
-#define MODEL_ACCT	4	/* the timing model keeps an account */
 
 static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical_rows,
 		      unsigned int flags)
@@ -375,13 +392,7 @@ static int model_init(struct model *m, const struct pcm_config *cfg, u64 logical
 		if (!m->wear)
 			return -ENOMEM;
 	}
-	if (flags & MODEL_ACCT) {
-		m->acct.rank = calloc((size_t)p.channels * p.ranks, sizeof(*m->acct.rank));
-		m->acct.bus = calloc(p.channels, sizeof(*m->acct.bus));
-		if (!m->acct.rank || !m->acct.bus)
-			return -ENOMEM;
-		m->tm.acct = &m->acct;
-	}
+	m->tagged = p.tags != 0;
 	for (d = 0; d < m->domains; d++) {
 		m->rows[d] = pcm_sg_domain_rows(logical_rows, m->domains, d);
 		pcm_sg_init(&m->regs[d], m->rows[d]);
@@ -568,12 +579,13 @@ int libpcm_nr_rp(void)
 	return LIBPCM_NR_RP;
 }
 
-static u64 *put_use(u64 *o, const struct pcm_tm_use *u)
+/* @u's figures on the device's clock (the caller's divided by @dil) */
+static u64 *put_use(u64 *o, const struct pcm_tm_use *u, u64 dil)
 {
-	*o++ = u->reqs;
-	*o++ = u->busy_ns;
-	*o++ = u->wait_ns;
-	*o++ = u->wait_max_ns;
+	*o++ = u->requests;
+	*o++ = div64_u64(u->busy_ns, dil);
+	*o++ = div64_u64(u->wait_ns, dil);
+	*o++ = div64_u64(u->wait_max_ns, dil);
 	return o;
 }
 
@@ -589,11 +601,31 @@ static u64 *put_use(u64 *o, const struct pcm_tm_use *u)
  * (its arrival) and @done[i] (its completion), ns of the device's time
  * (the model's divided by dilation:K, as libpcm_model()), and @out
  * (LIBPCM_NR_REPLAY_OUT values); and unless @use is NULL, the model's
- * account of each resource (struct pcm_tm_acct, LIBPCM_USE_WORDS each:
+ * figures of each resource (struct pcm_tm_use, LIBPCM_USE_WORDS each:
  * requests, busy, total and longest wait; device ns): channel c's rank r
- * at (c * ranks + r), then each channel's bus, then the front end, then
- * the tags.  Returns 0, or -EINVAL/-ENOMEM with the reason in @text.
+ * at (c * ranks + r), then each channel's bus (the model's own counters,
+ * which the module's "ranks" message reads), then the front end (the
+ * requests that used it) and the tags (every request, if there are tags),
+ * added up from each request's result.  Returns 0, or -EINVAL/-ENOMEM with the reason in @text.
  */
+/* libpcm_replay()'s @use[]: every rank, every bus, the front end, the tags */
+static void put_usage(struct model *m, const struct pcm_config *cfg, u64 *use, u64 dil)
+{
+	u32 c, r, channels = cfg->val[PCM_CHANNELS], ranks = cfg->val[PCM_RANKS];
+	struct pcm_tm_use bus, *rank = calloc(ranks, sizeof(*rank));
+
+	for (c = 0; c < channels && rank; c++) {
+		pcm_tm_usage(&m->tm, c, &bus, rank, 0, ranks);
+		for (r = 0; r < ranks; r++)
+			put_use(use + (c * ranks + r) * LIBPCM_USE_WORDS, &rank[r], dil);
+		put_use(use + (channels * ranks + c) * LIBPCM_USE_WORDS, &bus, dil);
+	}
+	use += (channels * ranks + channels) * LIBPCM_USE_WORDS;
+	use = put_use(use, &m->front, dil);
+	put_use(use, &m->tags, dil);
+	free(rank);
+}
+
 int libpcm_replay(int argc, char **argv, const u64 *opt, u64 n, const u64 *arrival,
 		  const u64 *pos, const u64 *bytes, const u8 *write,
 		  u64 *start, u64 *done, u64 *out, u64 *use, char *text, size_t len)
@@ -630,7 +662,7 @@ int libpcm_replay(int argc, char **argv, const u64 *opt, u64 n, const u64 *arriv
 	}
 	if (!open)
 		next = calloc(depth, sizeof(u64));
-	r = model_init(&m, &cfg, rows, use ? MODEL_ACCT : 0);
+	r = model_init(&m, &cfg, rows, 0);
 	if (r || (!open && !next)) {
 		scnprintf(text, len, "out of memory");
 		r = -ENOMEM;
@@ -656,16 +688,8 @@ int libpcm_replay(int argc, char **argv, const u64 *opt, u64 n, const u64 *arriv
 	}
 	model_totals(&m, end, dil, n, out);
 	out[LIBPCM_R_IDLE] = div64_u64(model_idle(&m, end), dil);
-	if (use) {
-		u64 nr = (u64)cfg.val[PCM_CHANNELS] * cfg.val[PCM_RANKS];
-
-		for (k = 0; k < nr; k++)
-			use = put_use(use, &m.acct.rank[k]);
-		for (k = 0; k < cfg.val[PCM_CHANNELS]; k++)
-			use = put_use(use, &m.acct.bus[k]);
-		use = put_use(use, &m.acct.front);
-		put_use(use, &m.acct.tags);
-	}
+	if (use)
+		put_usage(&m, &cfg, use, dil);
 out:
 	model_free(&m);
 	free(next);

@@ -120,9 +120,45 @@ def test_status_script():
     check(res.returncode == 0 and res.stdout.split() == list(status.FIELDS), f'--keys {res}')
 
 
+RANKS_REPLY = """elapsed_ns:2000000 channels:2 ranks:1
+front requests:10 busy_ns:100 util_ppm:50 wait_ns:7 wait_max_ns:3
+tags waits:1 wait_ns:5 wait_max_ns:5
+bus:0 requests:6 busy_ns:0 util_ppm:0 wait_ns:0 wait_max_ns:0
+rank:0.0 requests:6 busy_ns:200000 util_ppm:100000 wait_ns:4 wait_max_ns:4
+bus:1 requests:4 busy_ns:0 util_ppm:0 wait_ns:0 wait_max_ns:0
+rank:1.0 requests:4 busy_ns:0 util_ppm:0 wait_ns:0 wait_max_ns:0
+"""
+
+
+def test_ranks_parser():
+    """The "ranks" reply: its lines in order, every figure a number; a
+    reply that breaks the format is refused, naming the line."""
+    r = status.parse_ranks(RANKS_REPLY)
+    check(r['elapsed_ns'] == 2000000 and r['channels'] == 2 and r['ranks'] == 1,
+          f'head {r}')
+    check(r['front']['wait_ns'] == 7 and r['tags'] == {'waits': 1, 'wait_ns': 5,
+                                                       'wait_max_ns': 5}, f'front, tags {r}')
+    check([b['channel'] for b in r['per_bus']] == [0, 1] and
+          [(k['channel'], k['rank'], k['requests']) for k in r['per_rank']] ==
+          [(0, 0, 6), (1, 0, 4)] and r['per_rank'][0]['util_ppm'] == 100000,
+          f'per bus, per rank {r}')
+    bad = {RANKS_REPLY.replace('rank:1.0', 'rank:1.1'): "want 'rank:1.0'",
+           RANKS_REPLY.replace('channels:2', 'channels:3'): 'lines for 3 channels',
+           RANKS_REPLY.replace('wait_ns:5', 'wait_ns:x'): 'not a number',
+           RANKS_REPLY.replace(' util_ppm:50', ''): 'want requests busy_ns',
+           '': 'first line'}
+    for text, why in bad.items():
+        try:
+            status.parse_ranks(text)
+            check(False, f'accepted {text!r}')
+        except status.StatusError as e:
+            check(why in str(e), f'{why!r} not in {e}')
+
+
 def main():
     return taplib.run_all((test_sizes, test_words, test_status_parser_shared,
-                           test_libpcm_refusals, test_entries_broken_pipe, test_status_script))
+                           test_libpcm_refusals, test_entries_broken_pipe, test_status_script,
+                           test_ranks_parser))
 
 
 if __name__ == '__main__':

@@ -114,6 +114,23 @@ static void start(int with_setter)
 	pthread_barrier_destroy(&go);
 }
 
+/* Rows the ranks of every channel counted, and the buses. */
+static u64 rows_counted(u64 *bus_rows)
+{
+	struct pcm_tm_use bus, ranks[PCM_TM_MAX_RANKS];
+	u64 n = 0;
+	u32 c, r;
+
+	*bus_rows = 0;
+	for (c = 0; c < tm.p.channels; c++) {
+		pcm_tm_usage(&tm, c, &bus, ranks, 0, PCM_TM_MAX_RANKS);
+		*bus_rows += bus.requests;
+		for (r = 0; r < tm.p.ranks; r++)
+			n += ranks[r].requests;
+	}
+	return n;
+}
+
 static void test_channels_apart(void)
 {
 	static u64 together[THREADS][REQS];
@@ -121,9 +138,13 @@ static void test_channels_apart(void)
 	long t, diff = 0;
 	u64 i;
 
+	u64 bus_rows;
+
 	init(&p);
 	start(0);
 	memcpy(together, done, sizeof(done));
+	check(rows_counted(&bus_rows) == THREADS * REQS && bus_rows == THREADS * REQS,
+	      "every row counted once, on a rank and a bus");
 	init(&p);
 	for (t = 0; t < THREADS; t++)
 		run(t);
@@ -155,6 +176,9 @@ static void test_all_at_once(void)
 				early += done[t][i] < i * 900;
 		check(early == 0, "dilation %u: %ld requests done before they arrived", k, early);
 		check(tm.p.dilation == k, "dilation %u: set made it %u", k, tm.p.dilation);
+		/* the moves: two rows each, on two ranks and two buses */
+		check(rows_counted(&i) == THREADS * REQS + 2 * 2000 &&
+		      i == THREADS * REQS + 2 * 2000, "dilation %u: rows counted", k);
 	}
 }
 

@@ -10,7 +10,8 @@
 #include "../../dm-pcm/pcm-timing.h"
 #include "tap.h"
 
-static u8 chans[PCM_TM_MAX_CHANNELS * (SMP_CACHE_BYTES + 8 * PCM_TM_MAX_RANKS)];
+static u8 chans[PCM_TM_MAX_CHANNELS * (sizeof(struct pcm_tm_chan) + SMP_CACHE_BYTES +
+				       (8 + sizeof(struct pcm_tm_use)) * PCM_TM_MAX_RANKS)];
 static u64 tag_free[PCM_TM_MAX_TAGS];
 static struct pcm_tm tm;
 
@@ -830,74 +831,227 @@ static void test_dilation_clock(void)
 	}
 }
 
+/* Channel @c's figures: the bus's, and rank @r's in *@rank. */
+static struct pcm_tm_use usage(u32 c, u32 r, struct pcm_tm_use *rank)
+{
+	struct pcm_tm_use bus, ranks[PCM_TM_MAX_RANKS];
+
+	pcm_tm_usage(&tm, c, &bus, ranks, 0, PCM_TM_MAX_RANKS);
+	*rank = ranks[r];
+	return bus;
+}
+
+static bool use_is(const struct pcm_tm_use *u, u64 n, u64 busy, u64 wait, u64 wait_max)
+{
+	return u->requests == n && u->busy_ns == busy && u->wait_ns == wait &&
+	       u->wait_max_ns == wait_max;
+}
+
 /*
- * The optional account (struct pcm_tm_acct): each rank's, bus's and the
- * front end's stages, busy time and waits, against known loads; and it
- * changes no instant (the module runs without one).
+ * QD1 on one rank: it counts every row and its service time, never a
+ * wait, so its busy time over the run is service time x IOPS; the other
+ * rank of the channel stays at zero, and so does the other channel.
  */
-static void test_account(void)
+static void test_usage_qd1(void)
 {
 	struct pcm_tm_params p = base();
-	struct pcm_tm_use rank[4] = {}, bus_use[2] = {};
-	struct pcm_tm_acct acct = { .rank = rank, .bus = bus_use };
+	struct pcm_tm_use r, bus;
+	u64 rd = 700 + 1000 + 10240 + 2048, at = 0, i, n = 1000;
 	struct pcm_tm_result res;
-	u64 done[2][40], n = 10, i, k, r;
-	u64 xr = pcm_tm_xfer_ns(4096, 400), xw = pcm_tm_xfer_ns(4096, 200);
-	u64 xh = pcm_tm_xfer_ns(4096, 2000);
 
-	/* n reads of one row at once: the rank serves them one by one */
-	init(&p);
-	tm.acct = &acct;
-	for (i = 0; i < n; i++)
-		one(0, false, 0, 4096, false, NULL);
-	check(rank[0].reqs == n && rank[0].busy_ns == n * 1000, "rank: n stages of read_ns");
-	check(rank[0].wait_ns == 1000 * n * (n - 1) / 2 && rank[0].wait_max_ns == 1000 * (n - 1),
-	      "rank: the i-th waits i x read_ns (%llu, max %llu)",
-	      (unsigned long long)rank[0].wait_ns, (unsigned long long)rank[0].wait_max_ns);
-	check(bus_use[0].reqs == n && bus_use[0].busy_ns == n * xr, "bus: n transfers");
-	check(acct.front.reqs == n && acct.front.busy_ns == n * (700 + xh), "front: n commands");
-	check(acct.tags.reqs == 0, "no tags, none counted");
-
-	/* a mix over 2 channels x 2 ranks, with and without an account */
 	p.channels = 2;
 	p.ranks = 2;
-	p.tags = 3;
-	for (k = 0; k < 2; k++) {
-		memset(rank, 0, sizeof(rank));
-		memset(bus_use, 0, sizeof(bus_use));
-		memset(&acct, 0, sizeof(acct));
-		acct.rank = rank;
-		acct.bus = bus_use;
+	init(&p);
+	for (i = 0; i < n; i++) {
+		/* rows 0, 4, 8...: channel 0, rank 0 */
+		at += one(at, false, 4 * (i % 50), 4096, false, &res);
+		check(res.loc.channel == 0 && res.loc.rank == 0, "loc %u.%u",
+		      res.loc.channel, res.loc.rank);
+		check(res.front_ns == 700 + 2048 && !res.front_wait && !res.tag_wait,
+		      "front %llu wait %llu tag %llu", res.front_ns, res.front_wait,
+		      res.tag_wait);
+	}
+	check(at == n * rd, "QD1: %llu", at);
+	bus = usage(0, 0, &r);
+	check(use_is(&r, n, n * 1000, 0, 0), "rank 0: %llu %llu %llu %llu",
+	      r.requests, r.busy_ns, r.wait_ns, r.wait_max_ns);
+	/* utilisation (busy / elapsed) = service time x IOPS (n / elapsed) */
+	check(fabs((double)r.busy_ns / at - 1000.0 * n / at) < 1e-12, "utilisation");
+	check(use_is(&bus, n, n * 10240, 0, 0), "bus 0: %llu %llu %llu", bus.requests,
+	      bus.busy_ns, bus.wait_ns);
+	usage(0, 1, &r);
+	check(use_is(&r, 0, 0, 0, 0), "idle rank: %llu", r.requests);
+	/* a window of the ranks: rank 0 alone, rank 1 alone, past the end */
+	{
+		struct pcm_tm_use w[2] = { { .requests = 77 }, { .requests = 77 } };
+
+		pcm_tm_usage(&tm, 0, &bus, w, 0, 1);
+		check(w[0].requests == n && w[1].requests == 77, "window 0..0");
+		pcm_tm_usage(&tm, 0, &bus, w, 1, 2);
+		check(w[0].requests == 0 && w[1].requests == 77, "window 1..2 stops at 1");
+	}
+	bus = usage(1, 0, &r);
+	check(use_is(&r, 0, 0, 0, 0) && use_is(&bus, 0, 0, 0, 0), "idle channel");
+	one(at, true, 1, 4096, false, &res);
+	check(res.loc.channel == 1 && res.loc.rank == 0, "write loc %u.%u",
+	      res.loc.channel, res.loc.rank);
+	one(at, true, 3, 4096, false, &res);
+	check(res.loc.channel == 1 && res.loc.rank == 1, "write loc %u.%u",
+	      res.loc.channel, res.loc.rank);
+}
+
+/*
+ * Two writes at once to one rank: the second queues for the front end,
+ * the bus and the rank by what the first holds them (dm-pcm.rst's
+ * formulas), and the figures say so; reset zeroes them, not the instants.
+ */
+static void test_usage_queue(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_result a, b;
+	struct pcm_tm_use r, bus;
+
+	init(&p);
+	one(0, true, 0, 4096, false, &a);
+	one(0, true, 0, 4096, false, &b);
+	/* front 700 + 2048; bus 20480 from 2748: 23228; program to 123228 */
+	check(a.done == 123228 && !a.front_wait, "first %llu", a.done);
+	/* front 2748..5496; bus 23228..43708; program 123228..223228 */
+	check(b.done == 223228 && b.front_wait == 2748 && b.front_ns == 2748,
+	      "second %llu front wait %llu", b.done, b.front_wait);
+	bus = usage(0, 0, &r);
+	check(use_is(&r, 2, 200000, 123228 - 43708, 123228 - 43708),
+	      "rank: %llu %llu %llu %llu", r.requests, r.busy_ns, r.wait_ns, r.wait_max_ns);
+	check(use_is(&bus, 2, 40960, 43708 - (5496 + 20480), 43708 - (5496 + 20480)),
+	      "bus: %llu %llu %llu %llu", bus.requests, bus.busy_ns, bus.wait_ns,
+	      bus.wait_max_ns);
+	/* a third, later, waits less: the total adds up, the largest stays */
+	one(200000, true, 0, 4096, false, NULL);
+	usage(0, 0, &r);
+	check(r.requests == 3 && r.wait_ns == 79520 + 223228 - (200000 + 2748 + 20480) &&
+	      r.wait_max_ns == 79520, "third: %llu %llu", r.wait_ns, r.wait_max_ns);
+	pcm_tm_usage_reset(&tm);
+	bus = usage(0, 0, &r);
+	check(use_is(&r, 0, 0, 0, 0) && use_is(&bus, 0, 0, 0, 0), "reset");
+	/* the instants are not the figures: the rank is still booked */
+	check(one(300000, false, 0, 4096, false, NULL) == 323228 - 300000 + 1000 +
+	      10240 + 700 + 2048, "still busy after reset");
+	usage(0, 0, &r);
+	check(r.requests == 1 && r.wait_ns == 323228 - 300000, "wait after reset %llu",
+	      r.wait_ns);
+
+	/* tags: the second of two at once waits for the first's tag */
+	p.tags = 1;
+	init(&p);
+	one(0, false, 0, 4096, false, &a);
+	one(0, false, 0, 4096, false, &b);
+	check(!a.tag_wait && b.tag_wait == a.done && b.tag_waited, "tag wait %llu",
+	      b.tag_wait);
+}
+
+/* A bus without a rate for a direction is no resource: it counts nothing. */
+static void test_usage_no_rate(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_use r, bus;
+
+	p.read_mbps = 0;
+	init(&p);
+	one(0, false, 0, 4096, false, NULL);
+	bus = usage(0, 0, &r);
+	check(use_is(&bus, 0, 0, 0, 0) && use_is(&r, 1, 1000, 0, 0), "read: bus %llu rank %llu",
+	      bus.requests, r.requests);
+	one(0, true, 0, 4096, false, NULL);
+	bus = usage(0, 0, &r);
+	check(bus.requests == 1 && bus.busy_ns == 20480 && r.requests == 2,
+	      "write: bus %llu rank %llu", bus.requests, r.requests);
+}
+
+/* A gap move counts a row on its source's rank and its destination's. */
+static void test_usage_move(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_use r, bus;
+
+	p.ranks = 2;
+	init(&p);
+	pcm_tm_move(&tm, 0, 0, 1, 4096, 0);
+	bus = usage(0, 0, &r);
+	check(use_is(&r, 1, 1000, 0, 0), "source rank %llu %llu", r.requests, r.busy_ns);
+	check(bus.requests == 2 && bus.busy_ns == 10240 + 20480, "bus %llu %llu",
+	      bus.requests, bus.busy_ns);
+	usage(0, 1, &r);
+	check(use_is(&r, 1, 100000, 0, 0), "destination rank %llu %llu", r.requests,
+	      r.busy_ns);
+}
+
+/*
+ * A closed loop over every rank: each row is counted once, on the rank
+ * pcm_tm_locate() gives, busy for exactly its stage (no variability);
+ * with variability the busy time is the stages drawn, at least the fixed
+ * part.  Under dilation every figure but the counts is K times longer.
+ */
+static void test_usage_totals(void)
+{
+	struct pcm_tm_params p = base();
+	u64 n = 4000, i, next[16] = { 0 }, reqs = 0, busy = 0, bus_busy = 0;
+	u64 per_rank[4][3] = { { 0 } };
+	struct pcm_tm_use r[PCM_TM_MAX_RANKS], bus, r1[PCM_TM_MAX_RANKS], bus1;
+	u32 c, k;
+
+	p.channels = 4;
+	p.ranks = 3;
+	p.stripe_rows = 2;
+	init(&p);
+	for (i = 0; i < n; i++) {
+		struct pcm_tm_req rq = { .arrival = next[i % 16], .row = i * 7919 % 1000,
+					 .row_bytes = 4096, .bytes = 4096 };
+		struct pcm_tm_loc at = pcm_tm_locate(&p, rq.row);
+		struct pcm_tm_result res;
+
+		pcm_tm_submit(&tm, &rq, &res);
+		next[i % 16] = res.done;
+		per_rank[at.channel][at.rank]++;
+	}
+	for (c = 0; c < p.channels; c++) {
+		pcm_tm_usage(&tm, c, &bus, r, 0, PCM_TM_MAX_RANKS);
+		for (k = 0; k < p.ranks; k++) {
+			check(r[k].requests == per_rank[c][k] &&
+			      r[k].busy_ns == per_rank[c][k] * 1000,
+			      "rank %u.%u: %llu of %llu", c, k, r[k].requests, per_rank[c][k]);
+			reqs += r[k].requests;
+			busy += r[k].busy_ns;
+			check(r[k].wait_max_ns <= r[k].wait_ns, "max <= total");
+		}
+		bus_busy += bus.busy_ns;
+	}
+	check(reqs == n && busy == n * 1000 && bus_busy == n * 10240, "totals %llu %llu",
+	      reqs, busy);
+
+	/* the same run at K = 5: counts equal, every time x5 */
+	p.channels = 1;
+	p.ranks = 2;
+	p.read_var = (struct pcm_tm_var){ .jitter_ns = 300 };
+	for (k = 1; k <= 5; k += 4) {
+		p.dilation = k;
 		init(&p);
-		tm.acct = k ? &acct : NULL;
-		for (i = 0; i < 40; i++) {
-			one(i * 3000, i % 3 == 0, i % 5, 4096, false, &res);
-			done[k][i] = res.done;
-		}
+		for (i = 0; i < 200; i++)
+			one(i * 3000 * k, i & 1, i % 4, 4096, false, NULL);
+		pcm_tm_usage(&tm, 0, k == 1 ? &bus1 : &bus, k == 1 ? r1 : r, 0, 2);
 	}
-	check(!memcmp(done[0], done[1], sizeof(done[0])), "the account changes no instant");
-	for (r = 0; r < 4; r++) {
-		u64 reads = 0, writes = 0;
-
-		for (i = 0; i < 40; i++) {
-			struct pcm_tm_loc at = pcm_tm_locate(&p, i % 5);
-
-			if (at.channel * 2 + at.rank != r)
-				continue;
-			if (i % 3 == 0)
-				writes++;
-			else
-				reads++;
-		}
-		check(rank[r].reqs == reads + writes &&
-		      rank[r].busy_ns == reads * 1000 + writes * 100000,
-		      "rank %llu: %llu reads, %llu programs", (unsigned long long)r,
-		      (unsigned long long)reads, (unsigned long long)writes);
-	}
-	check(bus_use[0].reqs + bus_use[1].reqs == 40 &&
-	      bus_use[0].busy_ns + bus_use[1].busy_ns == 14 * xw + 26 * xr, "buses: every transfer");
-	check(acct.front.reqs == 40 && acct.front.busy_ns == 40 * (700 + xh), "front: every command");
-	check(acct.tags.reqs == 40 && acct.tags.wait_ns > 0, "tags: every request took one, some waited");
+	check(bus.requests == bus1.requests && bus.busy_ns == 5 * bus1.busy_ns &&
+	      bus.wait_ns == 5 * bus1.wait_ns, "bus x5: %llu %llu", bus.busy_ns,
+	      bus1.busy_ns);
+	for (k = 0; k < 2; k++)
+		check(r[k].requests == r1[k].requests && r[k].busy_ns == 5 * r1[k].busy_ns &&
+		      r[k].wait_ns == 5 * r1[k].wait_ns &&
+		      r[k].wait_max_ns == 5 * r1[k].wait_max_ns,
+		      "rank %u x5: %llu %llu", k, r[k].busy_ns, r1[k].busy_ns);
+	/* stripes of 2 rows: each rank has 50 reads (1000 + up to 300 ns) and 50 writes */
+	for (k = 0; k < 2; k++)
+		check(r1[k].requests == 100 && r1[k].busy_ns > 50 * 1000 + 50 * 100000 &&
+		      r1[k].busy_ns <= 50 * 1300 + 50 * 100000, "jitter counted: %llu",
+		      r1[k].busy_ns);
 }
 
 int main(void)
@@ -924,6 +1078,10 @@ int main(void)
 	RUN(test_xfer_buffer);
 	RUN(test_dilation_exact);
 	RUN(test_dilation_clock);
-	RUN(test_account);
+	RUN(test_usage_qd1);
+	RUN(test_usage_queue);
+	RUN(test_usage_no_rate);
+	RUN(test_usage_move);
+	RUN(test_usage_totals);
 	return tap_done();
 }

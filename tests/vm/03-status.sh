@@ -10,7 +10,8 @@ mover="moves_owed parked_writes wouldblock sb_writes meta_flushes"
 timing="read_lat_mean_ns read_lat_max_ns write_lat_mean_ns write_lat_max_ns tag_waits cache_waits held late late_max_ns"
 ecc="ecc_corrected_bits ecc_corrected_sectors ecc_uncorrectable_sectors ecc_silent_sectors ecc_injected_bits ecc_raw_bits ecc_resynced_rows"
 wear="wear_max wear_mean"
-keys="$counters metadata domains start gap $mover timing $timing $ecc $wear"
+ranks="rank_util_max_ppm rank_util_mean_ppm rank_wait_ns rank_wait_max_ns bus_wait_ns front_wait_ns tag_wait_ns"
+keys="$counters metadata domains start gap $mover timing $timing $ecc $wear $ranks"
 
 pcm_create st /dev/ram0
 info=$(dmsetup status st | cut -d' ' -f4-)
@@ -18,7 +19,7 @@ note "status: $info"
 expect_eq "fields in their documented order" "$(echo "$info" | tr ' ' '\n' | cut -d: -f1 | xargs)" "$keys"
 expect "every counter is key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | head -13 | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
 expect "registers are key:<decimal>[,<decimal>...]" bash -c "echo '$info' | tr ' ' '\n' | grep -E '^(start|gap):' | grep -vqE '^(start|gap):[0-9]+(,[0-9]+)*$' && exit 1 || exit 0"
-expect "mover and timing figures are key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | grep -E '^($(echo $mover $timing $ecc $wear | tr ' ' '|')):' | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
+expect "mover and timing figures are key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | grep -E '^($(echo $mover $timing $ecc $wear $ranks | tr ' ' '|')):' | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
 expect_eq "the timing model is off without latencies" "$(status_field st timing)" off
 expect_eq "metadata state" "$(status_field st metadata)" ok
 

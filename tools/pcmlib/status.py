@@ -15,6 +15,7 @@ through --keys) take the field list and the parsing from here.
                         one-target pcm device
   validate(words, ...)  strict: every field, in order, nothing else,
                         well-formed values; the dict, or StatusError
+  parse_ranks(text)     the "ranks" message's reply, as a dict
 
 Command line (for shell scripts):
 
@@ -55,8 +56,16 @@ ECC = ('ecc_corrected_bits', 'ecc_corrected_sectors', 'ecc_uncorrectable_sectors
 # Wear counters (wear:on|ROWS): writes per row of the most worn counter's
 # rows, and the mean over all rows (0 0 with wear:off).
 WEAR = ('wear_max', 'wear_mean')
+# The timing model's resources (dm-pcm-timing.c, the "ranks" message's
+# summary): the busiest rank's and the mean rank's utilisation in ppm of
+# the time since the figures were reset, then queue waits in ns: every
+# rank's added up and the largest one, the channels' buses', the front
+# end's and the tags' (all zero with timing:off; "stats reset" zeroes them).
+RANKS = ('rank_util_max_ppm', 'rank_util_mean_ppm', 'rank_wait_ns', 'rank_wait_max_ns',
+         'bus_wait_ns', 'front_wait_ns', 'tag_wait_ns')
 # Every field, in the order the module prints them (new ones are appended).
-FIELDS = COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING + ECC + WEAR
+FIELDS = (COUNTERS + ('metadata', 'domains', 'start', 'gap') + MOVER + ('timing',) + TIMING +
+          ECC + WEAR + RANKS)
 METADATA_STATES = ('ok', 'failed', 'read-only')
 # PCM_STATUS_LIST: up to this many domains, start and gap list every
 # domain's register (comma-separated); above it, "min..max".
@@ -144,7 +153,7 @@ def validate(words, domains=None, metadata=None):
         raise StatusError(f'unexpected field(s) after {FIELDS[-1]}: '
                           f'{" ".join(ws[len(FIELDS):])}')
     raw = dict(w.split(':', 1) for w in ws)
-    for key in COUNTERS + MOVER + TIMING:
+    for key in COUNTERS + MOVER + TIMING + RANKS:
         _number(key, raw[key])
     if raw['timing'] not in TIMING_STATES:
         raise StatusError(f'timing:{raw["timing"]}: not one of {"/".join(TIMING_STATES)}')
@@ -160,6 +169,56 @@ def validate(words, domains=None, metadata=None):
     for key in ('start', 'gap'):
         _registers(key, raw[key], ndom)
     return st
+
+
+# The "ranks" message's reply (dm-pcm.rst, "Messages"): a first line of
+# elapsed_ns, channels and ranks; a line each for the front end and the
+# tags; then per channel "bus:C" and its ranks "rank:C.R", each with
+# RESOURCE figures.
+RESOURCE = ('requests', 'busy_ns', 'util_ppm', 'wait_ns', 'wait_max_ns')
+TAGS = ('waits', 'wait_ns', 'wait_max_ns')
+
+
+def _figures(line, what, keys):
+    st = parse(line)
+    if list(st) != list(keys):
+        raise StatusError(f'ranks: {what}: fields {" ".join(st)}, want {" ".join(keys)}')
+    for k, v in st.items():
+        if not isinstance(v, int):
+            raise StatusError(f'ranks: {what}: {k}:{v} is not a number')
+    return st
+
+
+def parse_ranks(text):
+    """The "ranks" reply as a dict: elapsed_ns, channels, ranks, front,
+    tags, per_bus (a list, by channel) and per_rank (a list of dicts with
+    channel and rank, channel by channel); StatusError if it is not one."""
+    lines = text.strip('\n').split('\n')
+    head = _figures(lines[0] if lines else '', 'first line', ('elapsed_ns', 'channels', 'ranks'))
+    nch, nrk = head['channels'], head['ranks']
+    if len(lines) != 3 + nch * (1 + nrk):
+        raise StatusError(f'ranks: {len(lines)} lines for {nch} channels x {nrk} ranks')
+    out = dict(head)
+    for i, (name, keys) in enumerate((('front', RESOURCE), ('tags', TAGS)), 1):
+        word, _, rest = lines[i].partition(' ')
+        if word != name:
+            raise StatusError(f'ranks: line {i + 1} is {word!r}, want {name!r}')
+        out[name] = _figures(rest, name, keys)
+    out['per_bus'], out['per_rank'] = [], []
+    i = 3
+    for c in range(nch):
+        for r in range(-1, nrk):
+            want = f'bus:{c}' if r < 0 else f'rank:{c}.{r}'
+            word, _, rest = lines[i].partition(' ')
+            if word != want:
+                raise StatusError(f'ranks: line {i + 1} is {word!r}, want {want!r}')
+            fig = _figures(rest, want, RESOURCE)
+            if r < 0:
+                out['per_bus'].append(dict(channel=c, **fig))
+            else:
+                out['per_rank'].append(dict(channel=c, rank=r, **fig))
+            i += 1
+    return out
 
 
 def dmsetup_status(name):
