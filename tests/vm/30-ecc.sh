@@ -132,7 +132,7 @@ dmsetup remove ecc
 brd_load 32
 rep_mib=8 rep_passes=$(scaled 4 2)
 rep_run() {	# rep_run fio|dd [WORDS]: "corrected raw uncorrectable" after the passes
-	pcm_create rep /dev/ram0 ecc:bch preset:pss seed:4242 gap_interval:0 $2 || return 1
+	pcm_create rep /dev/ram0 ecc:bch preset:pss seed:4242 gap_interval:0 ${2:-} || return 1
 	dmsetup message rep 0 set rber 1e-4
 	if [ "$1" = fio ]; then
 		run_fio --name=r --filename=/dev/mapper/rep --rw=read --bs=1M --size="${rep_mib}M" \
