@@ -96,6 +96,7 @@ struct pcm_ecc_dev {
 	struct workqueue_struct *wq;	/* not ordered: reads and writes in parallel */
 	struct pcm_ecc_ctx __percpu *ctx;
 	struct pcm_ecc_geom geom;
+	struct bio_set bs;		/* inline reads' parity bios */
 	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
 	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
@@ -117,6 +118,24 @@ static const char * const pcm_ecc_fig_names[PCM_ECC_NR_FIGS] = {
 	[PCM_ECC_INJECTED_BITS] = "ecc_injected_bits",
 	[PCM_ECC_RAW_BITS] = "ecc_raw_bits",
 };
+
+/*
+ * The CPU's coding context, held only while coding.  A read may decode in
+ * softirq context (its completion's), so BHs are off while it is held:
+ * a softirq never takes the context a task on its CPU is coding in.
+ */
+static struct pcm_ecc_ctx *ctx_get(struct pcm_ecc_dev *e)
+{
+	local_bh_disable();
+	local_lock(&e->ctx->lock);
+	return this_cpu_ptr(e->ctx);
+}
+
+static void ctx_put(struct pcm_ecc_dev *e)
+{
+	local_unlock(&e->ctx->lock);
+	local_bh_enable();
+}
 
 static struct block_device *meta_bdev(struct pcm_c *pc)
 {
@@ -256,6 +275,37 @@ static void ecc_rows(struct pcm_c *pc, struct pcm_io *io, bool lock)
 }
 
 /*
+ * Map context: lock a write's rows as ecc_rows() does, but only if none
+ * is held (no waiting): false, with none of them taken, otherwise.
+ */
+static bool ecc_rows_trylock(struct pcm_c *pc, struct pcm_io *io)
+{
+	unsigned long *busy = pc->ecc->row_busy;
+	sector_t row;
+	u64 nrows;
+	u32 b0, n0, n1, i;
+
+	io_rows(pc, io, &row, &nrows);
+	row_bits(row, nrows, &b0, &n0, &n1);
+	for (i = 0; i < n0 + n1; i++) {
+		if (test_and_set_bit_lock(row_bit(i, b0, n1), busy)) {
+			/* nothing was written under them: their generations stand */
+			while (i--)
+				clear_and_wake_up_bit(row_bit(i, b0, n1), busy);
+			return false;
+		}
+	}
+	for (i = 0; i < n0 + n1; i++) {
+		u32 *gen = &pc->ecc->row_gen[row_bit(i, b0, n1)];
+
+		WRITE_ONCE(*gen, *gen + 1);
+	}
+	/* as ecc_rows(): a read that sees this write's parity sees the generation */
+	smp_wmb();
+	return true;
+}
+
+/*
  * The write generations of @io's rows, summed (they only grow: the sum
  * moves when any of them does); U64_MAX while one is being written.
  */
@@ -319,8 +369,7 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 			memset(meta + i * mb, 0, pcm_ecc_sector_parity(&pc->ecc->geom));
 		return;
 	}
-	local_lock(&pc->ecc->ctx->lock);
-	c = this_cpu_ptr(pc->ecc->ctx);
+	c = ctx_get(pc->ecc);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	d = bio_sectors_map(bio, *it, sp->n);
 	if (d) {
@@ -332,7 +381,7 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 		ecc_encode_apart(c, bio, it, sp->n, meta, mb);
 	}
 	pcm_ecc_simd_end(&c->codec);
-	local_unlock(&pc->ecc->ctx->lock);
+	ctx_put(pc->ecc);
 }
 
 /* One row's part of a write: its parity read (if kept), encoded, written. */
@@ -713,8 +762,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 		nread = pcm_row_read(pc, sp->slot);
 	/* wear hook: the row's stuck cells, then this sector's of them */
 	pcm_wear_stuck_begin(pc, sp->slot, sector_bits(&e->geom), &ws);
-	local_lock(&e->ctx->lock);
-	c = this_cpu_ptr(e->ctx);
+	c = ctx_get(e);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	if (ecc_row_clean(e, bio, *it, sp, meta, &rate, &ws, c)) {
 		bio_advance_iter(bio, it, sp->n << SECTOR_SHIFT);
@@ -729,7 +777,7 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 					&rate, psector + i, nread, &ws);
 	}
 	pcm_ecc_simd_end(&c->codec);
-	local_unlock(&e->ctx->lock);
+	ctx_put(e);
 	return good;
 }
 
@@ -810,15 +858,253 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	bio_endio(bio);
 }
 
+/*
+ * Inline reads (not ecc_workqueue): the parity of a read's rows is read
+ * beside its data, issued from .map, into a buffer of its own; the
+ * second of the two completions decodes, where it runs in task or
+ * softirq context.  A hard-IRQ completion (NVMe's), a read a write of
+ * its rows raced (ecc_raced(): the worker's locked re-read), and one
+ * whose buffer or bio could not be had without waiting go through the
+ * worker.  Decoding is the worker's, row for row (ecc_decode_row()), so
+ * the errors, counts and data are the same on either path.
+ */
+#define PCM_ECC_PAIR_MAX	(256 << 10)	/* parity of a request coded inline, at most */
+
+static void ecc_pair_free(struct pcm_io *io)
+{
+	kfree(io->meta);
+	io->meta = NULL;
+	io->ecc = PCM_ECC_IO_NONE;
+}
+
+/* Decode every row of a read whose parity is in io->meta. */
+static blk_status_t ecc_pair_decode(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+{
+	u32 left = io->iter.bi_size >> SECTOR_SHIFT;
+	sector_t s = io->iter.bi_sector, lsector = io->lsector;
+	struct bvec_iter it = io->iter;
+	const u8 *meta = io->meta;
+	struct ecc_span sp;
+	bool bad = false;
+
+	while (left) {
+		span_of(pc, s, left, &sp);
+		if (!ecc_decode_row(pc, bio, &it, &sp, lsector, meta))
+			bad = true;
+		meta += meta_len(pc);
+		s += sp.n;
+		lsector += sp.n;
+		left -= sp.n;
+	}
+	return bad ? BLK_STS_MEDIUM : BLK_STS_OK;
+}
+
+static void ecc_work(struct work_struct *work);
+
+/*
+ * Both reads of an inline read are in: decode here (*@error set, io->ecc
+ * NONE, DM_ENDIO_DONE), or hand the bio to the worker (DM_ENDIO_INCOMPLETE:
+ * it completes the bio again).  Not in hard-IRQ context, the worker
+ * decodes; raced by a write, the worker reads the parity again, as it
+ * does for every read with ecc_workqueue.
+ */
+static int ecc_pair_done(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+			 blk_status_t *error)
+{
+	if (!*error)
+		*error = io->meta_status;
+	if (io->ecc == PCM_ECC_IO_WPAIR) {
+		/* data and parity written (or failed): the rows may be written again */
+		kfree(io->meta);
+		io->meta = NULL;
+		ecc_rows(pc, io, false);
+		return DM_ENDIO_DONE;
+	}
+	if (*error) {
+		ecc_pair_free(io);
+		return DM_ENDIO_DONE;
+	}
+	if (unlikely(ecc_raced(pc, io))) {
+		ecc_pair_free(io);
+		io->ecc = PCM_ECC_IO_READ;
+	} else if (likely(!in_hardirq() && !irqs_disabled())) {
+		*error = ecc_pair_decode(pc, bio, io);
+		ecc_pair_free(io);
+		return DM_ENDIO_DONE;
+	}
+	INIT_WORK(&io->work, ecc_work);
+	queue_work(pc->ecc->wq, &io->work);
+	return DM_ENDIO_INCOMPLETE;
+}
+
+/* The parity I/O of an inline read or write is over (any context). */
+static void ecc_meta_end_io(struct bio *mbio)
+{
+	struct pcm_io *io = mbio->bi_private;
+	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(struct pcm_io));
+
+	io->meta_status = mbio->bi_status;
+	bio_put(mbio);
+	/* a full barrier: the other completion sees the parity and its status */
+	if (!atomic_dec_and_test(&io->pending))
+		return;
+	/* the data completed first: its end_io left the bio to this one */
+	if (ecc_pair_done(io->pc, bio, io, &bio->bi_status) == DM_ENDIO_DONE)
+		bio_endio(bio);
+}
+
+/*
+ * Map context: issue the parity read of a read's rows (contiguous on the
+ * metadata device, as the rows are), without waiting for anything.
+ * Returns false when it cannot: the read takes the worker's path.
+ */
+static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+{
+	struct pcm_ecc_dev *e = pc->ecc;
+	u32 len, off, n;
+	struct ecc_span sp;
+	struct bio *mbio;
+	sector_t row;
+	u64 nrows;
+	u8 *meta;
+
+	if (pc->ecc_wq || unlikely(pc->read_only))
+		return false;
+	/* a meta_device that cannot honour NOWAIT: the worker reads its parity */
+	if ((bio->bi_opf & REQ_NOWAIT) && !bdev_nowait(meta_bdev(pc)))
+		return false;
+	io_rows(pc, io, &row, &nrows);
+	if (nrows * meta_len(pc) > PCM_ECC_PAIR_MAX)
+		return false;
+	len = nrows * meta_len(pc);
+	/* kmalloc: contiguous, aligned to its power-of-two size (>= 512) */
+	meta = kmalloc(len, GFP_NOWAIT | __GFP_NOWARN);
+	if (!meta)
+		return false;
+	mbio = bio_alloc_bioset(meta_bdev(pc), DIV_ROUND_UP(offset_in_page(meta) + len, PAGE_SIZE),
+				REQ_OP_READ | REQ_SYNC | (bio->bi_opf & REQ_NOWAIT),
+				GFP_NOWAIT | __GFP_NOWARN, &e->bs);
+	if (!mbio) {
+		kfree(meta);
+		return false;
+	}
+	span_of(pc, io->iter.bi_sector, 1, &sp);
+	mbio->bi_iter.bi_sector = pcm_layout_row_meta(&pc->layout, sp.slot);
+	for (off = 0; off < len; off += n) {
+		n = min_t(u32, len - off, PAGE_SIZE - offset_in_page(meta + off));
+		__bio_add_page(mbio, virt_to_page(meta + off), n, offset_in_page(meta + off));
+	}
+	mbio->bi_end_io = ecc_meta_end_io;
+	mbio->bi_private = io;
+	io->meta = meta;
+	io->meta_status = BLK_STS_OK;
+	atomic_set(&io->pending, 2);
+	io->ecc = PCM_ECC_IO_PAIR;
+	/* on current->bio_list, ahead of the data: both go when .map returns */
+	submit_bio_noacct(mbio);
+	return true;
+}
+
+/*
+ * Map context: a write of whole rows whose write-intent bits are set and
+ * durable, and whose rows nobody holds, is encoded here (the CPU's coder,
+ * preemption and BHs off only while coding) and its parity written beside
+ * its data, FUA if the write is: a power cut between the two leaves a
+ * row its bit covers, which the next load resyncs.  The rows stay locked
+ * until both are written (the second completion), as the worker's do.
+ * Partial rows (their parity is read first), bits not yet durable, rows
+ * held, REQ_NOWAIT writes (EAGAIN must leave both unchanged, so only the
+ * worker issues them, without NOWAIT) and ecc_workqueue take the worker's
+ * path.  Returns false then.
+ */
+static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+{
+	const struct pcm_ecc_geom *g = &pc->ecc->geom;
+	u32 rs = 1U << pc->layout.row_shift, left, len, off, n, i;
+	sector_t s = io->iter.bi_sector, row;
+	struct bvec_iter it = io->iter;
+	struct ecc_span sp;
+	struct bio *mbio;
+	u64 nrows;
+	u8 *meta;
+
+	left = io->iter.bi_size >> SECTOR_SHIFT;
+	if (pc->ecc_wq || bio_op(bio) != REQ_OP_WRITE || (bio->bi_opf & REQ_NOWAIT) ||
+	    ((s - pc->layout.offset) & (rs - 1)) || (left & (rs - 1)) ||
+	    pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) != meta_len(pc))
+		return false;
+	io_rows(pc, io, &row, &nrows);
+	if (nrows * meta_len(pc) > PCM_ECC_PAIR_MAX)
+		return false;
+	len = nrows * meta_len(pc);
+	/* WIB hook: the bits before the parity; a bit not yet durable, the worker */
+	if (!pcm_wib_marked(pc, s, left))
+		return false;
+	meta = kzalloc(len, GFP_NOWAIT | __GFP_NOWARN);
+	if (!meta)
+		return false;
+	mbio = bio_alloc_bioset(meta_bdev(pc), DIV_ROUND_UP(offset_in_page(meta) + len, PAGE_SIZE),
+				REQ_OP_WRITE | REQ_SYNC | (bio->bi_opf & REQ_FUA),
+				GFP_NOWAIT | __GFP_NOWARN, &pc->ecc->bs);
+	if (!mbio) {
+		kfree(meta);
+		return false;
+	}
+	if (!ecc_rows_trylock(pc, io)) {
+		bio_put(mbio);
+		kfree(meta);
+		return false;
+	}
+	for (i = 0; left; i++) {
+		span_of(pc, s, left, &sp);
+		ecc_encode_row(pc, bio, &it, &sp, false, meta + i * meta_len(pc));
+		s += sp.n;
+		left -= sp.n;
+	}
+	span_of(pc, io->iter.bi_sector, 1, &sp);
+	mbio->bi_iter.bi_sector = pcm_layout_row_meta(&pc->layout, sp.slot);
+	for (off = 0; off < len; off += n) {
+		n = min_t(u32, len - off, PAGE_SIZE - offset_in_page(meta + off));
+		__bio_add_page(mbio, virt_to_page(meta + off), n, offset_in_page(meta + off));
+	}
+	mbio->bi_end_io = ecc_meta_end_io;
+	mbio->bi_private = io;
+	io->meta = meta;
+	io->meta_status = BLK_STS_OK;
+	atomic_set(&io->pending, 2);
+	io->ecc = PCM_ECC_IO_WPAIR;
+	submit_bio_noacct(mbio);
+	return true;
+}
+
+/*
+ * An inline read's data is in, or failed (end_io context): the second
+ * of its two completions decodes (ecc_pair_done()); the first leaves the
+ * bio to the other (DM_ENDIO_INCOMPLETE).
+ */
+int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+			blk_status_t *error)
+{
+	if (!atomic_dec_and_test(&io->pending))
+		return DM_ENDIO_INCOMPLETE;
+	return ecc_pair_done(pc, bio, io, error);
+}
+
 static void ecc_work(struct work_struct *work)
 {
 	struct pcm_io *io = container_of(work, struct pcm_io, work);
 	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(struct pcm_io));
 
-	if (io->ecc == PCM_ECC_IO_WRITE)
+	if (io->ecc == PCM_ECC_IO_WRITE) {
 		ecc_write(io->pc, bio, io);
-	else
+	} else if (io->ecc == PCM_ECC_IO_PAIR) {
+		/* an inline read completed in hard-IRQ context: its parity is in */
+		bio->bi_status = ecc_pair_decode(io->pc, bio, io);
+		ecc_pair_free(io);
+		bio_endio(bio);
+	} else {
 		ecc_read(io->pc, bio, io);
+	}
 }
 
 /*
@@ -835,12 +1121,15 @@ int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	io->iter = bio->bi_iter;
 	io->pc = pc;
 	if (op == REQ_OP_READ) {
-		io->ecc = PCM_ECC_IO_READ;
 		/* before its data is read: a write from now on moves it */
 		io->gen = ecc_gen(pc, io);
+		if (!ecc_pair_start(pc, bio, io))
+			io->ecc = PCM_ECC_IO_READ;
 		return DM_MAPIO_REMAPPED;
 	}
 	if (op != REQ_OP_WRITE && op != REQ_OP_WRITE_ZEROES)
+		return DM_MAPIO_REMAPPED;
+	if (ecc_wpair_start(pc, bio, io))
 		return DM_MAPIO_REMAPPED;
 	io->ecc = PCM_ECC_IO_WRITE;
 	INIT_WORK(&io->work, ecc_work);
@@ -893,10 +1182,10 @@ int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
 	in->sector = sector;
 	in->nbits = nbits;
 	in->sticky = sticky;
-	spin_lock(&e->inject_lock);
+	spin_lock_bh(&e->inject_lock);	/* reads decode in softirq context too */
 	list_add_tail(&in->list, &e->injected);
 	e->nr_injected++;
-	spin_unlock(&e->inject_lock);
+	spin_unlock_bh(&e->inject_lock);
 	return 0;
 }
 
@@ -912,10 +1201,10 @@ void pcm_ecc_clear_injected(struct pcm_c *pc)
 	struct pcm_inject *in, *tmp;
 	LIST_HEAD(gone);
 
-	spin_lock(&e->inject_lock);
+	spin_lock_bh(&e->inject_lock);
 	list_splice_init(&e->injected, &gone);
 	e->nr_injected = 0;
-	spin_unlock(&e->inject_lock);
+	spin_unlock_bh(&e->inject_lock);
 	list_for_each_entry_safe(in, tmp, &gone, list)
 		kfree(in);
 }
@@ -1007,6 +1296,8 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 		first = first ?: &c->codec;
 	}
 	ecc_log_engine(first);
+	if (bioset_init(&e->bs, PCM_ECC_META_POOL, 0, BIOSET_NEED_BVECS))
+		return -ENOMEM;
 	e->wq = alloc_workqueue("dm-" DM_MSG_PREFIX "-ecc", WQ_MEM_RECLAIM, 0);
 	return e->wq ? 0 : -ENOMEM;
 }
@@ -1031,6 +1322,7 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 		free_percpu(e->ctx);
 	}
 	mempool_destroy(e->meta_pool);
+	bioset_exit(&e->bs);
 	bitmap_free(e->row_busy);
 	kfree(e->row_gen);
 	kvfree(e->move_meta);

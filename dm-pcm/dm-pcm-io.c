@@ -781,7 +781,14 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *error)
 {
 	struct pcm_io *io = io_of(bio);
+	int r;
 
+	/* inline: the second of its data and parity decodes, or unlocks the rows */
+	if (io->ecc == PCM_ECC_IO_PAIR || io->ecc == PCM_ECC_IO_WPAIR) {
+		r = pcm_ecc_pair_end_io(pc, bio, io, error);
+		if (r != DM_ENDIO_DONE)
+			return r;
+	}
 	/* a read to decode keeps its count until its parity is read */
 	if (io->ecc == PCM_ECC_IO_READ && !*error)
 		return pcm_ecc_end_io(pc, bio, io);

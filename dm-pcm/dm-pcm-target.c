@@ -230,6 +230,7 @@ static int pcm_check_ecc(struct dm_target *ti, struct pcm_c *pc)
 	char msg[160];
 
 	pc->ecc_on = v[PCM_ECC] == PCM_ECC_BCH;
+	pc->ecc_wq = v[PCM_ECC_WORKQUEUE];
 	if (!pc->ecc_on)
 		return 0;
 	if (pcm_ecc_geom_init(&pc->ecc_geom, v[PCM_ECC_CODEWORDS], v[PCM_ECC_T],

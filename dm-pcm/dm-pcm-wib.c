@@ -204,6 +204,31 @@ int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 }
 
 /*
+ * Map context (no sleeping): whether the regions of backing sectors
+ * @s..@s+@sectors-1 have their bits set and durable, counting them as
+ * written for the clear pass (as pcm_wib_mark() does).  False when a
+ * bit is clear or a bitmap write is pending: pcm_wib_mark() then, from
+ * the worker.
+ */
+bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors)
+{
+	struct pcm_wib *w = pc->wib;
+	u64 first, last;
+	bool need;
+
+	if (!w || !w->on || !sectors)
+		return true;
+	first = region_of(pc, s);
+	last = min(region_of(pc, s + sectors - 1), w->map.nbits - 1);
+	spin_lock(&w->lock);
+	need = pcm_wib_touch(&w->map, first, last);
+	spin_unlock(&w->lock);
+	if (!need)
+		queue_delayed_work(pc->wq, &w->clear_work, PCM_WIB_CLEAR_DELAY);
+	return !need;
+}
+
+/*
  * Clear the bits of regions written before the call whose data and
  * parity are now durable.  Takes meta_lock (pcm_grace()).
  */

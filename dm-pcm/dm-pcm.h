@@ -87,6 +87,8 @@ enum pcm_ecc_io {
 	PCM_ECC_IO_WRITE,		/* parity written before the data */
 	PCM_ECC_IO_LOCKED,		/* a write's rows locked until its data is written */
 	PCM_ECC_IO_RAW,			/* ecc:none: rber's errors once the data is in */
+	PCM_ECC_IO_PAIR,		/* a read, its parity read beside it: the second decodes */
+	PCM_ECC_IO_WPAIR,		/* a whole-row write and its parity, issued together */
 };
 
 struct pcm_io {
@@ -104,6 +106,10 @@ struct pcm_io {
 	u64 gen;			/* a read: its rows' write generations when mapped */
 	struct bvec_iter iter;		/* the data as remapped */
 	struct work_struct work;
+	/* ECC_IO_PAIR, _WPAIR: its rows' parity, read or written beside the data */
+	u8 *meta;
+	atomic_t pending;		/* data and parity I/O not yet completed */
+	blk_status_t meta_status;	/* the parity I/O's */
 };
 
 /* ECC status figures, in the order status prints them: append only. */
@@ -262,6 +268,7 @@ struct pcm_c {
 
 	/* ECC: dm-pcm-ecc.c */
 	bool ecc_on;			/* ecc:bch */
+	bool ecc_wq;			/* ecc_workqueue: all coding in the worker */
 	struct pcm_ecc_geom ecc_geom;
 	struct pcm_ecc_dev *ecc;
 	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
@@ -324,6 +331,8 @@ int pcm_ecc_dev_init(struct pcm_c *pc);
 void pcm_ecc_dev_exit(struct pcm_c *pc);
 int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+			blk_status_t *error);
 void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
 int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
 int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
@@ -345,6 +354,7 @@ int pcm_wib_init(struct pcm_c *pc);
 void pcm_wib_exit(struct pcm_c *pc);
 int pcm_wib_load(struct pcm_c *pc);
 int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors);
+bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors);
 bool pcm_wib_torn(struct pcm_c *pc, sector_t slot);
 void pcm_wib_quiesce(struct pcm_c *pc);
 void pcm_wib_clear_now(struct pcm_c *pc);

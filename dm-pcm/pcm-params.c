@@ -196,6 +196,15 @@ const struct pcm_param_desc pcm_params[PCM_NR_PARAMS] = {
 		.name = "dilation", .unit = "factor", .kind = PCM_KIND_U64,
 		.def = 1, .min = 1, .max = PCM_TM_MAX_DILATION,
 	},
+	/*
+	 * ecc:bch codes reads and whole-row writes inline (in .map and in
+	 * the completion, dm-pcm-ecc.c); this flag sends every one of them
+	 * through the ECC workqueue instead, as dm-crypt's
+	 * no_read_workqueue does the other way round.
+	 */
+	[PCM_ECC_WORKQUEUE] = {
+		.name = "ecc_workqueue", .unit = "flag", .kind = PCM_KIND_FLAG,
+	},
 };
 
 static const struct pcm_preset_value preset_none[] = {
@@ -614,6 +623,9 @@ int pcm_config_parse(struct pcm_config *cfg, unsigned int argc, char **argv,
 		if (r)
 			return r;
 	}
+	if (cfg->val[PCM_ECC_WORKQUEUE] && cfg->val[PCM_ECC] != PCM_ECC_BCH)
+		return pcm_fail(err, "Conflicting parameters",
+				"ecc_workqueue: needs ecc:bch (there is no coding to queue)");
 	return 0;
 }
 

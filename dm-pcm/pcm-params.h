@@ -56,6 +56,7 @@ enum pcm_param {
 	PCM_WEAR,		/* wear counters (dm-pcm-wear.c): rows per counter, 0 off */
 	PCM_ENDURANCE,		/* writes per row before cells stick */
 	PCM_DILATION,		/* the timing model's clock: host ns per device ns */
+	PCM_ECC_WORKQUEUE,	/* ECC coded by the worker, never inline (dm-pcm-ecc.c) */
 	PCM_NR_PARAMS
 };
 

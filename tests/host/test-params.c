@@ -290,7 +290,7 @@ static void test_config_and_ima(void)
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
 	check(!strcmp(out, ",preset=none,row_size=4096,gap_interval=128,domains=1,"
 		      "randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0,"
-		     "wear=off,endurance=100000000,dilation=1"), "ima '%s'", out);
+		     "wear=off,endurance=100000000,dilation=1,ecc_workqueue=n"), "ima '%s'", out);
 }
 
 /* Truncated buffers stay terminated and in bounds (ASan watches). */
@@ -366,6 +366,44 @@ static void test_ecc_words(void)
 	check(strstr(big, "\nname:rber kind:rber min:0 max:5e-1 unit:probability set:yes "
 		     "default.none:0 ") != NULL, "params: rber's line");
 	check(strstr(big, "\nname:ecc kind:enum values:none|bch ") != NULL, "params: ecc's line");
+}
+
+/* ecc_workqueue: a bare flag, printed back when given, only with ecc:bch. */
+static void test_ecc_workqueue(void)
+{
+	struct pcm_config cfg, again;
+	struct pcm_err err;
+	char out[1024], line[1024];
+
+	check(parse_line(&cfg, "ecc:bch", &err) == 0 && cfg.val[PCM_ECC_WORKQUEUE] == 0,
+	      "off unless given");
+	pcm_config_emit(&cfg, PCM_EMIT_ALL, out, sizeof(out));
+	check(!strstr(out, "ecc_workqueue"), "config omits it when off: '%s'", out);
+	check(parse_line(&cfg, "ecc_workqueue ecc:bch seed:3", &err) == 0 &&
+	      cfg.val[PCM_ECC_WORKQUEUE] == 1, "ecc_workqueue ecc:bch, in any order");
+	pcm_config_emit(&cfg, PCM_EMIT_GIVEN, out, sizeof(out));
+	check(!strcmp(out, " seed:3 ecc:bch ecc_workqueue"), "table line '%s'", out);
+	check(pcm_config_nr_table_words(&cfg) == 3, "counted as a word");
+	split_emit(out, line, sizeof(line));
+	check(parse_line(&again, line, &err) == 0 && again.val[PCM_ECC_WORKQUEUE] == 1,
+	      "round-trips");
+	pcm_config_emit(&cfg, PCM_EMIT_ALL, out, sizeof(out));
+	check(strstr(out, " dilation:1 ecc_workqueue") != NULL, "config ends with it: '%s'", out);
+	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
+	check(strstr(out, ",ecc_workqueue=y") != NULL, "ima '%s'", out);
+	check(parse_line(&cfg, "preset:pss ecc_workqueue", &err) == -EINVAL,
+	      "preset:pss alone has no ECC: refused");
+	check(parse_line(&cfg, "ecc_workqueue preset:pss ecc:bch", &err) == 0,
+	      "preset:pss ecc:bch ecc_workqueue");
+	check(parse_line(&cfg, "ecc_workqueue", &err) == -EINVAL &&
+	      !strcmp(err.what, "Conflicting parameters") && strstr(err.detail, "ecc:bch"),
+	      "refused without ecc:bch: %s", err.detail);
+	check(parse_line(&cfg, "ecc:none ecc_workqueue", &err) == -EINVAL, "and with ecc:none");
+	check(parse_line(&cfg, "ecc:bch ecc_workqueue:1", &err) == -EINVAL &&
+	      strstr(err.detail, "takes no value"), "a flag takes no value: %s", err.detail);
+	check(parse_line(&cfg, "ecc:bch ecc_workqueue ecc_workqueue", &err) == -EINVAL &&
+	      strstr(err.detail, "given twice"), "given twice: %s", err.detail);
+	check(pcm_param_check_set(PCM_ECC_WORKQUEUE, &err) == -EINVAL, "not settable live");
 }
 
 static void test_params_reply(void)
@@ -524,7 +562,7 @@ static void test_dilation_word(void)
 	check(n > 11 && !strcmp(out + n - 11, " dilation:8"), "config: '%s'", out);
 	pcm_config_emit(&cfg, PCM_EMIT_IMA, out, sizeof(out));
 	n = strlen(out);
-	check(n > 11 && !strcmp(out + n - 11, ",dilation=8"), "ima: '%s'", out);
+	check(n > 27 && !strcmp(out + n - 27, ",dilation=8,ecc_workqueue=n"), "ima: '%s'", out);
 	pcm_config_timing(&cfg, &tp);
 	check(tp.dilation == 8 && tp.read_ns == 6500 && tp.read_mbps == 156 &&
 	      tp.cmd_ns == 1640 && tp.write_ns == 104000 && tp.tags == 64 &&
@@ -550,11 +588,15 @@ static void test_dilation_word(void)
 	      strstr(err.detail, "dilation cannot change on a live device: reload"),
 	      "set refuses it: %s", err.detail);
 	check(pcm_param_timing(PCM_DILATION), "yet it is the model's");
-	check(PCM_DILATION == PCM_NR_PARAMS - 1, "the last word");
+	check(PCM_DILATION == PCM_NR_PARAMS - 2 && PCM_ECC_WORKQUEUE == PCM_NR_PARAMS - 1,
+	      "the last word but ecc_workqueue, added after it");
 	pcm_params_emit(big, sizeof(big));
-	check(!strcmp(strrchr(big, '\n'), "\nname:dilation kind:u64 min:1 max:1000 unit:factor "
-		      "set:no default.none:1 default.onyx:1 default.pss:1 default.psd:1 "
-		      "default.reram:1 default.optane:1"), "params: its line, last: '%s'", strrchr(big, '\n'));
+	check(strstr(big, "\nname:dilation kind:u64 min:1 max:1000 unit:factor "
+		     "set:no default.none:1 default.onyx:1 default.pss:1 default.psd:1 "
+		     "default.reram:1 default.optane:1\nname:ecc_workqueue ") != NULL,
+	      "params: its line, then ecc_workqueue's");
+	check(!strcmp(strrchr(big, '\n'), "\nname:ecc_workqueue kind:flag unit:flag set:no"),
+	      "params: ecc_workqueue's line, last: '%s'", strrchr(big, '\n'));
 }
 
 int main(void)
@@ -573,6 +615,7 @@ int main(void)
 	RUN(test_path_param);
 	RUN(test_params_reply);
 	RUN(test_ecc_words);
+	RUN(test_ecc_workqueue);
 	RUN(test_wear_words);
 	RUN(test_timing_params);
 	RUN(test_dilation_word);

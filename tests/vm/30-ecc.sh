@@ -8,8 +8,9 @@
 # (refused, miscorrected, right) is what status counts, ext4 over it is
 # clean, bad layouts are refused with what would fit, and a failed data
 # or parity read fails the read with EIO.  Errors are exactly
-# reproducible (remove + create, QD32 1 MiB reads and QD1 64 KiB reads
-# give the same counts), and on ecc:none rber's errors reach the reader.
+# reproducible (remove + create, QD32 1 MiB reads and QD1 64 KiB reads,
+# inline and with ecc_workqueue, give the same counts), and on ecc:none
+# rber's errors reach the reader.
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -130,8 +131,8 @@ dmsetup remove ecc
 # now 28,457 each time.) ---
 brd_load 32
 rep_mib=8 rep_passes=$(scaled 4 2)
-rep_run() {	# rep_run fio|dd: "corrected raw uncorrectable" after the passes
-	pcm_create rep /dev/ram0 ecc:bch preset:pss seed:4242 gap_interval:0 || return 1
+rep_run() {	# rep_run fio|dd [WORDS]: "corrected raw uncorrectable" after the passes
+	pcm_create rep /dev/ram0 ecc:bch preset:pss seed:4242 gap_interval:0 ${2:-} || return 1
 	dmsetup message rep 0 set rber 1e-4
 	if [ "$1" = fio ]; then
 		run_fio --name=r --filename=/dev/mapper/rep --rw=read --bs=1M --size="${rep_mib}M" \
@@ -147,11 +148,15 @@ rep_run() {	# rep_run fio|dd: "corrected raw uncorrectable" after the passes
 rep1=$(rep_run fio)
 rep2=$(rep_run fio)
 rep3=$(rep_run dd)
-note "corrected, raw, uncorrectable over $rep_passes x ${rep_mib} MiB: QD32 1 MiB: $rep1; again: $rep2; QD1 64 KiB: $rep3"
+rep4=$(rep_run fio ecc_workqueue)
+note "corrected, raw, uncorrectable over $rep_passes x ${rep_mib} MiB: QD32 1 MiB: $rep1; again: $rep2; QD1 64 KiB: $rep3; QD32 1 MiB, ecc_workqueue: $rep4"
 expect "errors drawn: about 4336 x 1e-4 a sector read" \
 	test "${rep1%% *}" -gt $((rep_mib * 2048 * rep_passes * 4336 / 10000 * 9 / 10))
 expect_eq "remove, create again, same reads: the same counts" "$rep2" "$rep1"
 expect_eq "64 KiB reads at QD1: the same counts" "$rep3" "$rep1"
+# decoded inline (brd completes in the submitter's context) and by the
+# worker (ecc_workqueue): the same errors, corrections and data
+expect_eq "ecc_workqueue (every read decoded by the worker): the same counts" "$rep4" "$rep1"
 
 # --- ecc:none: rber's raw errors reach the reader, counted as raw bits
 # and silent sectors, the same again after remove + create; inject, which
@@ -204,6 +209,7 @@ why=$(dmesg_since "$mark")
 note "$why"
 expect "the error says what fits" grep -q 'ecc_t:1 fits, or meta_bytes:30' <<<"$why"
 expect_fail "ecc_t:65 refused" dmsetup create ecc --table "$(pcm_table /dev/ram0 ecc:bch ecc_t:65 2>/dev/null || echo "0 8 pcm /dev/ram0 0 2 ecc:bch ecc_t:65")"
+expect_fail "ecc_workqueue without ecc:bch refused" dmsetup create ecc --table "0 8 pcm /dev/ram0 0 1 ecc_workqueue"
 pcm_create ecc /dev/ram0
 expect_fail "inject without ECC refused" dmsetup message ecc 0 inject 0 1
 dmsetup remove ecc
