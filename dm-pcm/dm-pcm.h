@@ -33,7 +33,7 @@
  * from these three lines.
  */
 #define DM_PCM_VERSION_MAJOR	1
-#define DM_PCM_VERSION_MINOR	5
+#define DM_PCM_VERSION_MINOR	6
 #define DM_PCM_VERSION_PATCH	0
 
 struct dm_io_client;

@@ -39,5 +39,5 @@ expect "module unloads with no device" rmmod dm_pcm
 expect "and loads again" insmod "$PCM_KO"
 recreate() { wipe_meta /dev/ram0 && pcm_create again /dev/ram0 && dmsetup remove again; }
 expect "a device works after the reload" recreate
-expect_eq "dmsetup targets lists pcm" "$(dmsetup targets | awk '$1 == "pcm" {print $2}')" v1.5.0
+expect_eq "dmsetup targets lists pcm" "$(dmsetup targets | awk '$1 == "pcm" {print $2}')" v1.6.0
 finish

@@ -47,7 +47,7 @@ expect_eq "params message: the module's own description, as pcmctl params prints
 	"$(dmsetup message rl 0 params)" "$("$PCM_ROOT/tools/pcmctl" params)"
 expect_eq "IMA measurement (dmsetup measure)" \
 	"$(dmsetup measure rl | awk '{print $4}')" \
-	"target_name=pcm,target_version=1.5.0,device_name=$majmin,start=0,preset=none,row_size=8192,gap_interval=128,domains=1,randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0,wear=off,endurance=100000000,dilation=1,ecc_workqueue=n;"
+	"target_name=pcm,target_version=1.6.0,device_name=$majmin,start=0,preset=none,row_size=8192,gap_interval=128,domains=1,randomize=0,format=n,channels=1,ranks=1,stripe=1,read_ns=0,write_ns=0,zero_write_ns=0,cmd_ns=0,read_mbps=0,write_mbps=0,host_mbps=0,tags=0,completion=late,write_cache=0,ctrl_slots=0,xfer_slots=0,read_jitter_ns=0,read_retry_ns=0,read_retry_ppm=0,read_retries=0,write_jitter_ns=0,write_retry_ns=0,write_retry_ppm=0,write_retries=0,seed=0,overhead_ns=0,ecc=none,ecc_codewords=6,ecc_t=4,meta_bytes=64,rber=0,wear=off,endurance=100000000,dilation=1,ecc_workqueue=n;"
 dmsetup remove rl
 
 # each calibrated preset loads as the model that test-presets.py checks
