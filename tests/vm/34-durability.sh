@@ -17,8 +17,8 @@
 #  - Without a volatile cache again, every state between two completions:
 #    the writes under dm-pcm as dm-log-writes logged them (in the order
 #    they completed), replayed to every write entry, with and without
-#    ecc:bch; each step writes a row and at once the row its gap move
-#    copies (section 3b).
+#    ecc:bch; each step writes a row, then the row its gap move copies,
+#    racing the move and again just after it (section 3b).
 #  - A failed superblock write (over a device with a volatile cache, so
 #    that flushes reach dm-pcm): writes, flushes and fsync fail with EIO
 #    within a bound, suspend and remove complete, and a resume over a
@@ -246,8 +246,8 @@ fi
 # dm-log-writes logs the writes under dm-pcm in the order they completed
 # (cacheless.py): replayed to every write entry, not just to a flush, it
 # is each state a device without a cache holds after a cut.  Each step
-# writes a row (the gap move it makes due copies the row before the gap)
-# and at once that row, racing the move.  Every row must hold exactly the
+# writes a row (the gap move it makes due copies the row before the gap),
+# at once that row, racing the move, and that row again once it moved.  Every row must hold exactly the
 # last version that reached the device; with ecc:bch (parity on the data
 # device) with no ECC error either.
 if ((!cuts)) || ! sect 3b; then
@@ -263,7 +263,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 		dmsetup create pc --table "$(line /dev/mapper/lw $clen $words format)"
 		seed=$((RANDOM * 32768 + RANDOM))
 		note "ecc:$ecc, seed $seed"
-		expect "ecc:$ecc: $steps steps of a write and a write of the row its move copies" \
+		expect "ecc:$ecc: $steps steps of a write, then writes of the row its move copies (racing it, after it)" \
 			py "$here/cacheless.py" write /dev/mapper/pc "$steps" $seed
 		note "gap moves: $(status_field pc gap_moves)"
 		dmsetup remove pc
@@ -328,8 +328,11 @@ if ! sect 5; then
 	:
 elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null; then
 	nb=$cfs/nullb/nb
-	# one tag, 2 ms a request, memory-backed: a queue that is nearly always full
+	# one queue of one tag, 2 ms a request, memory-backed: a queue that is
+	# nearly always full (with a queue per CPU, the ECC worker's CPU often
+	# had a free tag: the old module then never met EAGAIN and passed)
 	echo 64 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/hw_queue_depth
+	echo 1 > $nb/submit_queues
 	echo 2 > $nb/irqmode; echo 2000000 > $nb/completion_nsec
 	echo 1 > $nb/power
 	# the disk is named after the configfs item on 6.12, nullb<index> on 6.1
@@ -348,10 +351,15 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 		--output=/dev/null &
 	fpid=$!
 	sleep 2
+	# the control: the same writes straight to null_blk, in the gap row
+	# (physical row nlen / 8, never read through dm-pcm), meet a full queue
+	out0=$(py "$here/nowait.py" "$nbdev" $((nlen / 8)) "$(scaled 100 25)")
 	out=$(py "$here/nowait.py" /dev/mapper/pn 0 "$(scaled 200 50)")
 	kill $fpid 2>/dev/null
 	wait $fpid 2>/dev/null
-	note "FIGURE: RWF_NOWAIT writes of one row over a full queue: $out"
+	note "FIGURE: RWF_NOWAIT writes straight to null_blk: $out0; through dm-pcm: $out"
+	expect "the backing queue was full: NOWAIT writes straight to it met EAGAIN ($out0)" \
+		test "$(kv "$out0" eagain)" -gt 0
 	expect "some completed ($out)" test "$(kv "$out" done)" -gt 0
 	expect_eq "after each, the row read back as the last completed one" "$(kv "$out" bad)" 0
 	expect_eq "no ECC error: no parity over data that was not written" "$(ecc_figs pn)" 0/0/0

@@ -11,10 +11,11 @@ writes, is each state a device without a cache holds after a cut between
 two completions.
 
   cacheless.py write DEV STEPS SEED
-      One domain.  Each step reads the registers, writes a random other
-      row (which makes the gap move due) and at once the row that move
-      copies (so it races the move: it waits in the round, or goes just
-      before or just after it), each write O_DIRECT, no flush.  Rows are
+      One domain, gap_interval:1.  Each step reads the registers, writes
+      a random other row (which makes the gap move due), at once the row
+      that move copies (so it races the move: it waits in the round, or
+      goes just before or after it), and once the move is counted, that
+      row again (just moved).  Each write O_DIRECT, no flush.  Rows are
       versioned blocks (versioned.py's format).
   cacheless.py check LOGDEV REPLAYDEV TABLE SEED ROWS
       Replays the log entry by entry.  After every entry that wrote
@@ -28,8 +29,10 @@ two completions.
 import mmap
 import os
 import random
+import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import logreplay  # noqa: E402
@@ -43,6 +46,12 @@ def registers(name):
                          capture_output=True, text=True, check=True).stdout
     start, gap = (int(x) for x in out.split()[0].split("/"))
     return start, gap
+
+
+def gap_moves(name):
+    out = subprocess.run(["dmsetup", "status", name], capture_output=True,
+                         text=True, check=True).stdout
+    return int(re.search(r" gap_moves:(\d+)", out).group(1))
 
 
 def next_moved(start, gap, rows):
@@ -59,7 +68,6 @@ def write(dev, steps, seed):
     buf = mmap.mmap(-1, BS)
     rng = random.Random(seed)
     versions = {}
-    raced = 0
 
     def put(row):
         versions[row] = versions.get(row, 0) + 1
@@ -70,12 +78,19 @@ def write(dev, steps, seed):
     for _ in range(steps):
         m = next_moved(*registers(name), rows)
         a = rng.choice([r for r in range(rows) if r != m])
+        moves = gap_moves(name)
         put(a)
-        put(m)
-        raced += 1
+        put(m)          # while the move of m is due or under way
+        for _ in range(500):
+            if gap_moves(name) > moves:
+                break
+            time.sleep(0.01)
+        else:
+            raise RuntimeError("no gap move within 5 s")
+        put(m)          # m has just moved
     os.close(fd)
-    print("# %d steps: %d writes, %d of them to the row a move was copying"
-          % (steps, 2 * steps, raced))
+    print("# %d steps: %d writes, %d of them to the row a move copied, "
+          "racing the move or just after it" % (steps, 3 * steps, 2 * steps))
     return 0
 
 
