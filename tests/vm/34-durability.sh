@@ -345,8 +345,9 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/ram1"
 	nlen=$(( $(pcm_len "$nbdev" $words) / 8 * 8 ))
 	dmsetup create pn --table "$(line "$nbdev" $nlen $words format)"
-	# the one tag kept busy by reads of other rows
-	fio --name=busy --filename=/dev/mapper/pn --rw=randread --bs=4k --offset=1M \
+	# the one tag kept busy by reads straight from null_blk (through
+	# dm-pcm they were bound by BCH decoding in TCG: the tag was mostly free)
+	fio --name=busy --filename="$nbdev" --rw=randread --bs=4k --offset=1M \
 		--size=4M --ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=120 \
 		--output=/dev/null &
 	fpid=$!
@@ -372,10 +373,16 @@ else
 fi
 
 # --- 6. mmap rewrites on ext4 over ecc:bch: stable pages --------------------
+# The parity goes to a meta_device whose writes take 2 ms (dm-delay): a
+# page that changed after its parity was computed would be written with
+# data that parity does not describe.  Two mmap writers rewrite a file
+# while a loop fsyncs it: a page they change while it is written back is
+# dirty again and written at the next fsync, so such a row is on the
+# device only until then.  The fsyncs stop a second before the writers
+# do, and nothing writes the file back for that second and after (the
+# flusher waits 30 s): the rows written last are read from under the
+# file system, then again after umount, remove and create.
 if sect 6; then
-	# The parity goes to a meta_device whose writes take 2 ms (dm-delay): a
-	# page that changed after its parity was computed would be written with
-	# data that parity does not describe.
 	blkdiscard -f -z 2>/dev/null /dev/ram0
 	blkdiscard -f -z 2>/dev/null /dev/ram1
 	modprobe dm-delay 2>/dev/null
@@ -383,30 +390,29 @@ if sect 6; then
 	words="preset:none gap_interval:64 ecc:bch meta_device:/dev/mapper/slowmeta"
 	ftable=$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words)
 	dmsetup create pf --table "$ftable"
-	mkfs.ext4 -q -F /dev/mapper/pf
+	mkfs.ext4 -q -F -b 4096 /dev/mapper/pf
 	mkdir -p /tmp/pcm-mnt
 	mount /dev/mapper/pf /tmp/pcm-mnt
-	# a reader under the file system reads every row while the writers run:
-	# a row written with data its parity does not describe fails to decode
-	# until its page is written again
-	( while [ ! -e /tmp/mm-done ]; do
-		dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
-	done ) 2>/dev/null &
-	rpid=$!
-	rm -f /tmp/mm-done
-	expect "fio: two mmap writers rewrite the same 4 MiB file, msync every 4 writes" \
+	dd if=/dev/urandom of=/tmp/pcm-mnt/f bs=1M count=4 conv=fsync status=none
+	rt=$(scaled 20 5)
+	rm -f /tmp/mm-stop
+	( while [ ! -e /tmp/mm-stop ]; do sync /tmp/pcm-mnt/f; done ) &
+	spid=$!
+	( sleep $((rt - 1)); touch /tmp/mm-stop ) &
+	expect "fio: two mmap writers rewrite the same 4 MiB file for $rt s, a loop fsyncs it" \
 		fio --name=mm --directory=/tmp/pcm-mnt --filename=f --size=4M --bs=4k \
-		--rw=randwrite --ioengine=mmap --numjobs=2 --fsync=4 --time_based --runtime="$(scaled 20 5)" \
+		--rw=randwrite --ioengine=mmap --numjobs=2 --time_based --runtime="$rt" \
 		--output=/dev/null
-	touch /tmp/mm-done
-	wait $rpid
-	umount /tmp/pcm-mnt
+	touch /tmp/mm-stop
+	wait $spid
+	dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
 	e=$(ecc_figs pf)
+	umount /tmp/pcm-mnt
 	dmsetup remove pf
 	dmsetup create pf --table "$ftable"
-	expect "every row reads after remove + create (no EIO)" \
+	expect "every row reads after umount, remove + create (no EIO)" \
 		dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
-	expect_eq "no ECC error while the pages were rewritten and read under them" "$e" 0/0/0
+	expect_eq "no ECC error reading the rows as the writers left them" "$e" 0/0/0
 	expect_eq "no ECC error reading it all back" "$(ecc_figs pf)" 0/0/0
 	expect "fsck clean" fsck.ext4 -fn /dev/mapper/pf
 	dmsetup remove pf
