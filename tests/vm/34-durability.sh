@@ -246,8 +246,8 @@ fi
 # dm-log-writes logs the writes under dm-pcm in the order they completed
 # (cacheless.py): replayed to every write entry, not just to a flush, it
 # is each state a device without a cache holds after a cut.  Each step
-# writes a row (the gap move it makes due copies the row before the gap),
-# at once that row, racing the move, and that row again once it moved.  Every row must hold exactly the
+# writes pairs of a row and the row the next gap move copies, racing the
+# move, until the move is made, then that row again, just moved.  Every row must hold exactly the
 # last version that reached the device; with ecc:bch (parity on the data
 # device) with no ECC error either.
 if ((!cuts)) || ! sect 3b; then
@@ -258,12 +258,12 @@ elif modprobe dm-log-writes 2>/dev/null; then
 	for ecc in none bch; do
 		blkdiscard -f -z 2>/dev/null /dev/ram0
 		blkdiscard -f -z 2>/dev/null /dev/ram4
-		words="preset:none gap_interval:1 ecc:$ecc"
+		words="preset:none gap_interval:3 ecc:$ecc"
 		dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram2"
 		dmsetup create pc --table "$(line /dev/mapper/lw $clen $words format)"
 		seed=$((RANDOM * 32768 + RANDOM))
 		note "ecc:$ecc, seed $seed"
-		expect "ecc:$ecc: $steps steps of a write, then writes of the row its move copies (racing it, after it)" \
+		expect "ecc:$ecc: $steps steps of writes racing a gap move, then one after it" \
 			py "$here/cacheless.py" write /dev/mapper/pc "$steps" $seed
 		note "gap moves: $(status_field pc gap_moves)"
 		dmsetup remove pc
@@ -351,7 +351,11 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 		--size=4M --ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=120 \
 		--output=/dev/null &
 	fpid=$!
-	sleep 2
+	# fio may take seconds to start in a loaded TCG guest: wait for its reads
+	for ((i = 0; i < 300; i++)); do
+		[ "$(awk '{ print $1 }' /sys/block/$nbname/inflight)" -gt 0 ] && break
+		sleep 0.1
+	done
 	# the control: the same writes straight to null_blk, in the gap row
 	# (physical row nlen / 8, never read through dm-pcm), meet a full queue
 	out0=$(py "$here/nowait.py" "$nbdev" $((nlen / 8)) "$(scaled 100 25)")
