@@ -82,6 +82,7 @@ struct pcm_inject {
  */
 #define PCM_ECC_ROW_LOCKS	4096
 #define PCM_ECC_META_POOL	4	/* parity buffers kept for reclaim */
+#define PCM_ECC_SECTOR_POOL	2	/* re-read buffers kept for reclaim */
 
 /* One CPU's coding context: what lib/bch and the error model work in. */
 struct pcm_ecc_ctx {
@@ -98,6 +99,7 @@ struct pcm_ecc_dev {
 	struct pcm_ecc_geom geom;
 	struct bio_set bs;		/* inline reads' parity bios */
 	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
+	mempool_t *sector_pool;		/* a sector, for a read that raced a write */
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
 	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
 
@@ -784,13 +786,15 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 /*
  * A read that raced a write, its rows now locked: the data of one row's
  * part (@sp) read again into the bio at @it (not advanced), a sector at a
- * time (rare: no buffer kept for it).
+ * time.  The buffer comes from a mempool, taken after the parity buffer
+ * and the rows and held only for this I/O: under memory pressure the
+ * read waits for one, it does not fail (with -ENOMEM, as a kmalloc did).
  */
 static int ecc_reread(struct pcm_c *pc, struct bio *bio, struct bvec_iter it,
 		      const struct ecc_span *sp)
 {
-	u8 *buf = kmalloc(PCM_ECC_SECTOR, GFP_NOIO);
-	int r = buf ? 0 : -ENOMEM;
+	u8 *buf = mempool_alloc(pc->ecc->sector_pool, GFP_NOIO);
+	int r = 0;
 	u32 i;
 
 	for (i = 0; i < sp->n && !r; i++) {
@@ -798,7 +802,7 @@ static int ecc_reread(struct pcm_c *pc, struct bio *bio, struct bvec_iter it,
 		if (!r)
 			bio_sector_copy(bio, &it, buf, true);
 	}
-	kfree(buf);
+	mempool_free(buf, pc->ecc->sector_pool);
 	return r;
 }
 
@@ -1282,8 +1286,10 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 	e->row_gen = kcalloc(PCM_ECC_ROW_LOCKS, sizeof(*e->row_gen), GFP_KERNEL);
 	e->meta_pool = mempool_create(PCM_ECC_META_POOL, meta_pool_alloc, meta_pool_free,
 				      (void *)(size_t)meta_len(pc));
+	e->sector_pool = mempool_create_kmalloc_pool(PCM_ECC_SECTOR_POOL, PCM_ECC_SECTOR);
 	e->ctx = alloc_percpu(struct pcm_ecc_ctx);
-	if (!e->move_meta || !e->row_busy || !e->row_gen || !e->meta_pool || !e->ctx)
+	if (!e->move_meta || !e->row_busy || !e->row_gen || !e->meta_pool ||
+	    !e->sector_pool || !e->ctx)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
@@ -1322,6 +1328,7 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 		free_percpu(e->ctx);
 	}
 	mempool_destroy(e->meta_pool);
+	mempool_destroy(e->sector_pool);
 	bioset_exit(&e->bs);
 	bitmap_free(e->row_busy);
 	kfree(e->row_gen);

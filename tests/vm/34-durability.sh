@@ -14,6 +14,11 @@
 #    replayed, loads and reads every row back with no ECC error (the
 #    parity a move copies is durable before the superblock that points
 #    at it).
+#  - Without a volatile cache again, every state between two completions:
+#    the writes under dm-pcm as dm-log-writes logged them (in the order
+#    they completed), replayed to every write entry, with and without
+#    ecc:bch; each step writes a row, then the row its gap move copies,
+#    racing the move and again just after it (section 3b).
 #  - A failed superblock write (over a device with a volatile cache, so
 #    that flushes reach dm-pcm): writes, flushes and fsync fail with EIO
 #    within a bound, suspend and remove complete, and a resume over a
@@ -25,12 +30,19 @@
 #    error, across remove + create, fsck clean.
 #  - A read of a 1 MiB row far past its endurance (over a million stuck
 #    cells) fails in bounded time, with no soft lockup or RCU stall.
+#  - On a debug kernel (failslab with a stack filter), ECC reads and
+#    writes of the same rows with every dm-pcm allocation failing, so the
+#    parity buffers come from the mempool's reserve: no deadlock of rows
+#    against buffers, the data verifies after (section 8; a skip elsewhere).
+#
+# PCM_SECTIONS="3b 7 8" runs only those sections (e.g. on the debug
+# kernel, where the whole test is ~5x slower).
 #
 # make check's compat tier (6.1; tests/vm/run --tier compat, PCM_TIER)
 # runs what goes through code that differs between the kernels: the
 # cache flags, the failed superblock write's flushes, NOWAIT, stable
 # pages and the worn row's bound.  The cut rounds and the crash points
-# (sections 1-3, ~60 % of the test) are dm-pcm's own ordering of its
+# (sections 1-3b, ~60 % of the test) are dm-pcm's own ordering of its
 # writes over the pcm_io() path 16 and 17 run there; make check-full
 # runs every section on both kernels (tests/vm/tiers).
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +50,14 @@
 here=$(dirname "$0")
 brd_load 16 5 || skip_all "brd not available"
 RS=4096
+# PCM_SECTIONS="3b 5": only those sections (the cache flags are always
+# checked); unset, every one
+sect() {
+	[ -z "${PCM_SECTIONS:-}" ] && return 0
+	[[ " $PCM_SECTIONS " == *" $1 "* ]] && return 0
+	note "section $1 not selected (PCM_SECTIONS=$PCM_SECTIONS)"
+	return 1
+}
 
 # pattern ROW VERSION: a file of one row's contents for that version.
 pattern() {
@@ -138,8 +158,8 @@ expect_eq "so dm-pcm over it advertises none" "$(cache_of pc)" "write through"
 dmsetup remove pc
 # PCM_SCALE: 6 rounds at full size, 2 in make check
 cuts=1
-compat_skip "sections 1-3: the cut rounds and the crash points" && cuts=0
-if ((cuts)); then
+compat_skip "sections 1-3b: the cut rounds and the crash points" && cuts=0
+if ((cuts)) && sect 1; then
 	rounds=$(scaled 6 2)
 	ok=0
 	for ((i = 1; i <= rounds; i++)); do
@@ -156,7 +176,7 @@ fi
 dmsetup remove under
 
 # --- 2. the same with ecc:bch on a meta_device, both without a cache ------
-if ((cuts)); then
+if ((cuts)) && sect 2; then
 	echo "0 $(sectors /dev/ram0) linear /dev/ram0 0" > /tmp/up-under
 	echo "0 $(sectors /dev/ram1) linear /dev/ram1 0" > /tmp/up-meta
 	dmsetup create under --table "$(cat /tmp/up-under)"
@@ -180,7 +200,7 @@ fi
 # after a power cut there.  The data device (brd) has no cache: each
 # cycle makes one gap move, so its final state is the state at every
 # crash point of that cycle (the move's destination is the gap before).
-if ((!cuts)); then
+if ((!cuts)) || ! sect 3; then
 	:	# (compat_skip's note above)
 elif modprobe dm-log-writes 2>/dev/null; then
 	blkdiscard -f -z 2>/dev/null /dev/ram1
@@ -222,8 +242,44 @@ else
 	skip "dm-log-writes not available"
 fi
 
+# --- 3b. no volatile cache: every crash point between two completions -------
+# dm-log-writes logs the writes under dm-pcm in the order they completed
+# (cacheless.py): replayed to every write entry, not just to a flush, it
+# is each state a device without a cache holds after a cut.  Each step
+# writes pairs of a row and the row the next gap move copies, racing the
+# move, until the move is made, then that row again, just moved.  Every row must hold exactly the
+# last version that reached the device; with ecc:bch (parity on the data
+# device) with no ECC error either.
+if ((!cuts)) || ! sect 3b; then
+	:
+elif modprobe dm-log-writes 2>/dev/null; then
+	clen=256	# 32 rows, one domain
+	steps=$(scaled 8 2)	# 2 in make check
+	for ecc in none bch; do
+		blkdiscard -f -z 2>/dev/null /dev/ram0
+		blkdiscard -f -z 2>/dev/null /dev/ram4
+		words="preset:none gap_interval:3 ecc:$ecc"
+		dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram2"
+		dmsetup create pc --table "$(line /dev/mapper/lw $clen $words format)"
+		seed=$((RANDOM * 32768 + RANDOM))
+		note "ecc:$ecc, seed $seed"
+		expect "ecc:$ecc: $steps steps of writes racing a gap move, then one after it" \
+			py "$here/cacheless.py" write /dev/mapper/pc "$steps" $seed
+		note "gap moves: $(status_field pc gap_moves)"
+		dmsetup remove pc
+		dmsetup remove lw
+		expect "ecc:$ecc: every state between two completions loads, every row its last completed write" \
+			py "$here/cacheless.py" check /dev/ram2 /dev/ram4 \
+			"$(line /dev/ram4 $clen $words)" $seed $((clen / 8))
+	done
+else
+	skip "dm-log-writes not available"
+fi
+
 # --- 4. a failed superblock write: EIO within a bound, never a hang --------
-if modprobe dm-log-writes 2>/dev/null; then
+if ! sect 4; then
+	:
+elif modprobe dm-log-writes 2>/dev/null; then
 	blkdiscard -f -z 2>/dev/null /dev/ram0
 	words="preset:none gap_interval:0"
 	data_end=$(( (rows + 1) * 8 ))
@@ -268,10 +324,15 @@ cfs=/sys/kernel/config
 modprobe configfs 2>/dev/null
 mountpoint -q $cfs || mount -t configfs none $cfs 2>/dev/null
 rmmod null_blk 2>/dev/null
-if modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null; then
+if ! sect 5; then
+	:
+elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null; then
 	nb=$cfs/nullb/nb
-	# one tag, 2 ms a request, memory-backed: a queue that is nearly always full
+	# one queue of one tag, 2 ms a request, memory-backed: a queue that is
+	# nearly always full (with a queue per CPU, the ECC worker's CPU often
+	# had a free tag: the old module then never met EAGAIN and passed)
 	echo 64 > $nb/size; echo 1 > $nb/memory_backed; echo 1 > $nb/hw_queue_depth
+	echo 1 > $nb/submit_queues
 	echo 2 > $nb/irqmode; echo 2000000 > $nb/completion_nsec
 	echo 1 > $nb/power
 	# the disk is named after the configfs item on 6.12, nullb<index> on 6.1
@@ -284,16 +345,26 @@ if modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/null
 	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/ram1"
 	nlen=$(( $(pcm_len "$nbdev" $words) / 8 * 8 ))
 	dmsetup create pn --table "$(line "$nbdev" $nlen $words format)"
-	# the one tag kept busy by reads of other rows
-	fio --name=busy --filename=/dev/mapper/pn --rw=randread --bs=4k --offset=1M \
+	# the one tag kept busy by reads straight from null_blk (through
+	# dm-pcm they were bound by BCH decoding in TCG: the tag was mostly free)
+	fio --name=busy --filename="$nbdev" --rw=randread --bs=4k --offset=1M \
 		--size=4M --ioengine=libaio --iodepth=16 --direct=1 --time_based --runtime=120 \
 		--output=/dev/null &
 	fpid=$!
-	sleep 2
+	# fio may take seconds to start in a loaded TCG guest: wait for its reads
+	for ((i = 0; i < 300; i++)); do
+		[ "$(awk '{ print $1 }' /sys/block/$nbname/inflight)" -gt 0 ] && break
+		sleep 0.1
+	done
+	# the control: the same writes straight to null_blk, in the gap row
+	# (physical row nlen / 8, never read through dm-pcm), meet a full queue
+	out0=$(py "$here/nowait.py" "$nbdev" $((nlen / 8)) "$(scaled 100 25)")
 	out=$(py "$here/nowait.py" /dev/mapper/pn 0 "$(scaled 200 50)")
 	kill $fpid 2>/dev/null
 	wait $fpid 2>/dev/null
-	note "FIGURE: RWF_NOWAIT writes of one row over a full queue: $out"
+	note "FIGURE: RWF_NOWAIT writes straight to null_blk: $out0; through dm-pcm: $out"
+	expect "the backing queue was full: NOWAIT writes straight to it met EAGAIN ($out0)" \
+		test "$(kv "$out0" eagain)" -gt 0
 	expect "some completed ($out)" test "$(kv "$out" done)" -gt 0
 	expect_eq "after each, the row read back as the last completed one" "$(kv "$out" bad)" 0
 	expect_eq "no ECC error: no parity over data that was not written" "$(ecc_figs pn)" 0/0/0
@@ -308,59 +379,123 @@ fi
 # --- 6. mmap rewrites on ext4 over ecc:bch: stable pages --------------------
 # The parity goes to a meta_device whose writes take 2 ms (dm-delay): a
 # page that changed after its parity was computed would be written with
-# data that parity does not describe.
-blkdiscard -f -z 2>/dev/null /dev/ram0
-blkdiscard -f -z 2>/dev/null /dev/ram1
-modprobe dm-delay 2>/dev/null
-dmsetup create slowmeta --table "0 $(sectors /dev/ram1) delay /dev/ram1 0 0 /dev/ram1 0 2"
-words="preset:none gap_interval:64 ecc:bch meta_device:/dev/mapper/slowmeta"
-ftable=$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words)
-dmsetup create pf --table "$ftable"
-mkfs.ext4 -q -F /dev/mapper/pf
-mkdir -p /tmp/pcm-mnt
-mount /dev/mapper/pf /tmp/pcm-mnt
-# a reader under the file system reads every row while the writers run:
-# a row written with data its parity does not describe fails to decode
-# until its page is written again
-( while [ ! -e /tmp/mm-done ]; do
+# data that parity does not describe.  Two mmap writers rewrite a file
+# while a loop fsyncs it: a page they change while it is written back is
+# dirty again and written at the next fsync, so such a row is on the
+# device only until then.  The fsyncs stop a second before the writers
+# do, and nothing writes the file back for that second and after (the
+# flusher waits 30 s): the rows written last are read from under the
+# file system, then again after umount, remove and create.
+if sect 6; then
+	blkdiscard -f -z 2>/dev/null /dev/ram0
+	blkdiscard -f -z 2>/dev/null /dev/ram1
+	modprobe dm-delay 2>/dev/null
+	dmsetup create slowmeta --table "0 $(sectors /dev/ram1) delay /dev/ram1 0 0 /dev/ram1 0 2"
+	words="preset:none gap_interval:64 ecc:bch meta_device:/dev/mapper/slowmeta"
+	ftable=$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words)
+	dmsetup create pf --table "$ftable"
+	mkfs.ext4 -q -F -b 4096 /dev/mapper/pf
+	mkdir -p /tmp/pcm-mnt
+	mount /dev/mapper/pf /tmp/pcm-mnt
+	dd if=/dev/urandom of=/tmp/pcm-mnt/f bs=1M count=4 conv=fsync status=none
+	rt=$(scaled 20 5)
+	rm -f /tmp/mm-stop
+	( while [ ! -e /tmp/mm-stop ]; do sync /tmp/pcm-mnt/f; done ) &
+	spid=$!
+	( sleep $((rt - 1)); touch /tmp/mm-stop ) &
+	expect "fio: two mmap writers rewrite the same 4 MiB file for $rt s, a loop fsyncs it" \
+		fio --name=mm --directory=/tmp/pcm-mnt --filename=f --size=4M --bs=4k \
+		--rw=randwrite --ioengine=mmap --numjobs=2 --time_based --runtime="$rt" \
+		--output=/dev/null
+	touch /tmp/mm-stop
+	wait $spid
 	dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
-done ) 2>/dev/null &
-rpid=$!
-rm -f /tmp/mm-done
-expect "fio: two mmap writers rewrite the same 4 MiB file, msync every 4 writes" \
-	fio --name=mm --directory=/tmp/pcm-mnt --filename=f --size=4M --bs=4k \
-	--rw=randwrite --ioengine=mmap --numjobs=2 --fsync=4 --time_based --runtime="$(scaled 20 5)" \
-	--output=/dev/null
-touch /tmp/mm-done
-wait $rpid
-umount /tmp/pcm-mnt
-e=$(ecc_figs pf)
-dmsetup remove pf
-dmsetup create pf --table "$ftable"
-expect "every row reads after remove + create (no EIO)" \
-	dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
-expect_eq "no ECC error while the pages were rewritten and read under them" "$e" 0/0/0
-expect_eq "no ECC error reading it all back" "$(ecc_figs pf)" 0/0/0
-expect "fsck clean" fsck.ext4 -fn /dev/mapper/pf
-dmsetup remove pf
-dmsetup remove slowmeta
+	e=$(ecc_figs pf)
+	umount /tmp/pcm-mnt
+	dmsetup remove pf
+	dmsetup create pf --table "$ftable"
+	expect "every row reads after umount, remove + create (no EIO)" \
+		dd if=/dev/mapper/pf of=/dev/null bs=1M iflag=direct status=none
+	expect_eq "no ECC error reading the rows as the writers left them" "$e" 0/0/0
+	expect_eq "no ECC error reading it all back" "$(ecc_figs pf)" 0/0/0
+	expect "fsck clean" fsck.ext4 -fn /dev/mapper/pf
+	dmsetup remove pf
+	dmsetup remove slowmeta
+fi
 
 # --- 7. a worn 1 MiB row: bounded stuck-cell walk ------------------------------
-words="preset:none gap_interval:0 ecc:bch row_size:1048576 wear:on endurance:1 seed:5"
-blkdiscard -f -z 2>/dev/null /dev/ram0
-wlen=$(( $(pcm_len /dev/ram0 $words) / 2048 * 2048 ))
-dmsetup create pw --table "$(line /dev/ram0 $wlen $words format)"
-for i in 1 2 3 4 5 6; do
-	dd if=/dev/urandom of=/dev/mapper/pw bs=1M count=1 oflag=direct status=none
-done
-mark=$(dmesg_mark)
-t0=$SECONDS
-expect_fail "the row, written 6 times at endurance 1, fails to read (uncorrectable)" \
-	timeout 300 dd if=/dev/mapper/pw of=/dev/null bs=1M count=1 iflag=direct status=none
-note "FIGURE: a 1 MiB row at 6x endurance read in $((SECONDS - t0)) s: $(status_field pw ecc_raw_bits) raw bits, $(status_field pw ecc_uncorrectable_sectors) sectors uncorrectable"
-expect "its sectors counted uncorrectable" test "$(status_field pw ecc_uncorrectable_sectors)" -ge 2000
-expect "no soft lockup or RCU stall" \
-	bash -c "! dmesg | sed -n '/$mark/,\$p' | grep -Eq 'soft lockup|rcu.*stall|hung task'"
-dmsetup remove pw
+if sect 7; then
+	words="preset:none gap_interval:0 ecc:bch row_size:1048576 wear:on endurance:1 seed:5"
+	blkdiscard -f -z 2>/dev/null /dev/ram0
+	wlen=$(( $(pcm_len /dev/ram0 $words) / 2048 * 2048 ))
+	dmsetup create pw --table "$(line /dev/ram0 $wlen $words format)"
+	for i in 1 2 3 4 5 6; do
+		dd if=/dev/urandom of=/dev/mapper/pw bs=1M count=1 oflag=direct status=none
+	done
+	mark=$(dmesg_mark)
+	t0=$SECONDS
+	expect_fail "the row, written 6 times at endurance 1, fails to read (uncorrectable)" \
+		timeout 300 dd if=/dev/mapper/pw of=/dev/null bs=1M count=1 iflag=direct status=none
+	note "FIGURE: a 1 MiB row at 6x endurance read in $((SECONDS - t0)) s: $(status_field pw ecc_raw_bits) raw bits, $(status_field pw ecc_uncorrectable_sectors) sectors uncorrectable"
+	expect "its sectors counted uncorrectable" test "$(status_field pw ecc_uncorrectable_sectors)" -ge 2000
+	expect "no soft lockup or RCU stall" \
+		bash -c "! dmesg | sed -n '/$mark/,\$p' | grep -Eq 'soft lockup|rcu.*stall|hung task'"
+	dmsetup remove pw
+fi
+
+# --- 8. ECC reads and writes of the same rows with the parity pool dry ------
+# Debug kernels (failslab with a stack filter): every slab allocation
+# with dm-pcm's .text on the stack fails, so each parity buffer comes
+# from the mempool's reserve of 4, and reads and writes of the same 8
+# rows contend for it and for the rows' bits.  A write takes its buffer
+# before its rows, as a read does: it must not deadlock (a hang: fio's
+# timeout and the hung-task detector), no I/O may fail (a read that
+# raced a write and read its rows again got ENOMEM from a kmalloc), and
+# the data verifies after.
+D=/sys/kernel/debug
+mountpoint -q $D || mount -t debugfs none $D 2>/dev/null
+fs=$D/failslab
+if ! sect 8; then
+	:
+elif [ ! -e $fs/require-start ] || [ ! -e /sys/module/dm_pcm/sections/.text ]; then
+	skip "section 8: no failslab with a stack filter (a debug kernel: tools/debug-kernel)"
+else
+	text=$(cat /sys/module/dm_pcm/sections/.text)
+	tsize=$(readelf -SW "$PCM_KO" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") { print $(i + 4); exit } }')
+	declare -A was
+	for f in probability interval times space verbose task-filter require-start \
+		require-end stacktrace-depth ignore-gfp-wait cache-filter; do
+		was[$f]=$(cat $fs/$f)
+	done
+	blkdiscard -f -z 2>/dev/null /dev/ram0
+	words="preset:none gap_interval:4 ecc:bch"
+	dmsetup create pe --table "$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words format)"
+	echo 0 > $fs/probability
+	echo 0 > $fs/verbose; echo N > $fs/task-filter; echo N > $fs/cache-filter
+	echo N > $fs/ignore-gfp-wait; echo 0 > $fs/space; echo 1 > $fs/interval
+	echo 32 > $fs/stacktrace-depth
+	printf '0x%x\n' $((text)) > $fs/require-start
+	printf '0x%x\n' $((text + 0x$tsize)) > $fs/require-end
+	echo 100000000 > $fs/times
+	echo 100 > $fs/probability
+	rt=$(scaled 40 10)
+	t0=$SECONDS
+	timeout $((rt * 4 + 120)) fio --name=dry --filename=/dev/mapper/pe --size=32k \
+		--bs=512 --rw=randrw --ioengine=libaio --iodepth=32 --numjobs=2 --direct=1 \
+		--time_based --runtime=$rt --continue_on_error=all --group_reporting \
+		--output=/tmp/dry.out
+	rc=$?
+	echo 0 > $fs/probability
+	injected=$((100000000 - $(cat $fs/times)))
+	for f in "${!was[@]}"; do echo "${was[$f]}" > $fs/$f 2>/dev/null; done
+	note "FIGURE: $rt s of 512 B reads and writes of 8 rows, QD32 x 2, the parity pool dry: $injected allocations failed, $(grep -o 'err=[^,]*' /tmp/dry.out | head -1), $(grep -Eo '(read|write): IOPS=[^,]*' /tmp/dry.out | tr '\n' ' ')"
+	expect "fio ran its $rt s: no deadlock, and no I/O error (exit $rc, $((SECONDS - t0)) s)" test $rc -eq 0
+	expect "failslab failed dm-pcm's allocations ($injected)" test $injected -gt 0
+	expect "then the device verifies (a write and a read of every row)" \
+		fio --name=after --filename=/dev/mapper/pe --size=1M --bs=4k --rw=randwrite \
+		--ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --output=/dev/null
+	expect_eq "no ECC error in it all" "$(ecc_figs pe)" 0/0/0
+	dmsetup remove pe
+fi
 
 finish
