@@ -958,6 +958,32 @@ static void ecc_meta_end_io(struct bio *mbio)
 }
 
 /*
+ * Send @mbio, the parity I/O of @io's rows (@len bytes at @meta), beside
+ * its data: each completion counts down @io->pending, and the second one
+ * decodes (a read) or ends the bio (a write: both are on the media).
+ */
+static void meta_pair_submit(struct pcm_c *pc, struct pcm_io *io, struct bio *mbio,
+			     u8 *meta, u32 len, enum pcm_ecc_io kind)
+{
+	struct ecc_span sp;
+	u32 off, n;
+
+	span_of(pc, io->iter.bi_sector, 1, &sp);
+	mbio->bi_iter.bi_sector = pcm_layout_row_meta(&pc->layout, sp.slot);
+	for (off = 0; off < len; off += n) {
+		n = min_t(u32, len - off, PAGE_SIZE - offset_in_page(meta + off));
+		__bio_add_page(mbio, virt_to_page(meta + off), n, offset_in_page(meta + off));
+	}
+	mbio->bi_end_io = ecc_meta_end_io;
+	mbio->bi_private = io;
+	io->meta = meta;
+	io->meta_status = BLK_STS_OK;
+	atomic_set(&io->pending, 2);
+	io->ecc = kind;
+	submit_bio_noacct(mbio);
+}
+
+/*
  * Map context: issue the parity read of a read's rows (contiguous on the
  * metadata device, as the rows are), without waiting for anything.
  * Returns false when it cannot: the read takes the worker's path.
@@ -965,10 +991,9 @@ static void ecc_meta_end_io(struct bio *mbio)
 static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
-	u32 len, off, n;
-	struct ecc_span sp;
 	struct bio *mbio;
 	sector_t row;
+	u32 len;
 	u64 nrows;
 	u8 *meta;
 
@@ -992,20 +1017,8 @@ static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		kfree(meta);
 		return false;
 	}
-	span_of(pc, io->iter.bi_sector, 1, &sp);
-	mbio->bi_iter.bi_sector = pcm_layout_row_meta(&pc->layout, sp.slot);
-	for (off = 0; off < len; off += n) {
-		n = min_t(u32, len - off, PAGE_SIZE - offset_in_page(meta + off));
-		__bio_add_page(mbio, virt_to_page(meta + off), n, offset_in_page(meta + off));
-	}
-	mbio->bi_end_io = ecc_meta_end_io;
-	mbio->bi_private = io;
-	io->meta = meta;
-	io->meta_status = BLK_STS_OK;
-	atomic_set(&io->pending, 2);
-	io->ecc = PCM_ECC_IO_PAIR;
 	/* on current->bio_list, ahead of the data: both go when .map returns */
-	submit_bio_noacct(mbio);
+	meta_pair_submit(pc, io, mbio, meta, len, PCM_ECC_IO_PAIR);
 	return true;
 }
 
@@ -1024,7 +1037,7 @@ static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	const struct pcm_ecc_geom *g = &pc->ecc->geom;
-	u32 rs = 1U << pc->layout.row_shift, left, len, off, n, i;
+	u32 rs = 1U << pc->layout.row_shift, left, len, i;
 	sector_t s = io->iter.bi_sector, row;
 	struct bvec_iter it = io->iter;
 	struct ecc_span sp;
@@ -1065,19 +1078,7 @@ static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io
 		s += sp.n;
 		left -= sp.n;
 	}
-	span_of(pc, io->iter.bi_sector, 1, &sp);
-	mbio->bi_iter.bi_sector = pcm_layout_row_meta(&pc->layout, sp.slot);
-	for (off = 0; off < len; off += n) {
-		n = min_t(u32, len - off, PAGE_SIZE - offset_in_page(meta + off));
-		__bio_add_page(mbio, virt_to_page(meta + off), n, offset_in_page(meta + off));
-	}
-	mbio->bi_end_io = ecc_meta_end_io;
-	mbio->bi_private = io;
-	io->meta = meta;
-	io->meta_status = BLK_STS_OK;
-	atomic_set(&io->pending, 2);
-	io->ecc = PCM_ECC_IO_WPAIR;
-	submit_bio_noacct(mbio);
+	meta_pair_submit(pc, io, mbio, meta, len, PCM_ECC_IO_WPAIR);
 	return true;
 }
 
