@@ -97,14 +97,21 @@ static __always_inline void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
 
 /*
  * Rank @r of @ch serves a stage of @ns from @at on: when it ends.  It
- * counts the row, the stage and the wait for what was ahead.
+ * counts the row, the stage and the wait for what was ahead.  A stage
+ * that takes no time (write_ns 0) waits for a stage ahead but leaves the
+ * rank's instant where it was: it delays nothing.  Were it to move the
+ * instant to @at, a request charged after it but reaching the rank
+ * earlier (another CPU's write, whose front end's turn came first while
+ * this one went past it, the front end being lock-free) would wait for
+ * a rank that was doing nothing.
  */
 static __always_inline u64 rank_serve(const struct pcm_tm_params *p,
 				      struct pcm_tm_chan *ch, u32 r, u64 at, u64 ns)
 {
 	u64 start = max(at, ch->rank_busy[r]);
 
-	ch->rank_busy[r] = start + ns;
+	if (ns)
+		ch->rank_busy[r] = start + ns;
 	use_add(&pcm_tm_rank_use(p, ch)[r], ns, start - at);
 	return start + ns;
 }

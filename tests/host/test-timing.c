@@ -967,6 +967,49 @@ static void test_usage_no_rate(void)
 	      "write: bus %llu rank %llu", bus.requests, r.requests);
 }
 
+/*
+ * A program that takes no time (write_ns 0) leaves its rank's instant
+ * where it was.  A write behind cmd_ns reaches its rank at the end of its
+ * front-end turn; a read charged after it that reaches the same rank
+ * earlier finds it idle (it did nothing), as a write charged after
+ * another CPU's later one does in the kernel, where the front end is
+ * lock-free: 36-ranks's "longest front-end wait is the longest write
+ * latency less cmd_ns" failed by a rank wait of a rank that never
+ * worked.  Behind a real program a zero one still waits.
+ */
+static void test_usage_zero_program(void)
+{
+	struct pcm_tm_params p = base();
+	struct pcm_tm_result a, b;
+	struct pcm_tm_use r;
+
+	p.write_ns = 0;
+	p.zero_write_ns = 0;
+	p.write_mbps = 0;
+	p.host_mbps = 0;
+	p.read_mbps = 0;
+	p.cmd_ns = 300000;
+	init(&p);
+	one(0, true, 0, 4096, false, &a);
+	check(a.done == 300000 && !a.front_wait, "write %llu", a.done);
+	/* the read's rank stage 0..1000, then the front end behind the write */
+	one(0, false, 0, 4096, false, &b);
+	check(b.done == 600000 && b.front_wait == 600000 - (1000 + 300000),
+	      "read %llu front wait %llu", b.done, b.front_wait);
+	usage(0, 0, &r);
+	check(use_is(&r, 2, 1000, 0, 0), "rank: %llu stages, busy %llu, wait %llu",
+	      r.requests, r.busy_ns, r.wait_ns);
+	/* a zero program behind a read still waits for it, without moving it */
+	p.cmd_ns = 0;
+	p.read_ns = 50000;
+	init(&p);
+	one(0, false, 0, 4096, false, NULL);
+	check(one(10, true, 0, 4096, false, &a) == 50000 - 10, "behind a read: %llu",
+	      a.done);
+	check(pcm_tm_chan(&tm, 0)->rank_busy[0] == 50000, "instant %llu",
+	      pcm_tm_chan(&tm, 0)->rank_busy[0]);
+}
+
 /* A gap move counts a row on its source's rank and its destination's. */
 static void test_usage_move(void)
 {
@@ -1081,6 +1124,7 @@ int main(void)
 	RUN(test_usage_qd1);
 	RUN(test_usage_queue);
 	RUN(test_usage_no_rate);
+	RUN(test_usage_zero_program);
 	RUN(test_usage_move);
 	RUN(test_usage_totals);
 	return tap_done();
