@@ -1444,6 +1444,89 @@ def test_backing_dev():
           'at dilation 8 the hold is 304 us')
 
 
+def ranks_reply(utils, channels=1):
+    """A "ranks" reply: @utils, each rank's util_ppm, channel by channel."""
+    nr = len(utils) // channels
+    use = lambda n, u: (f' requests:{n} busy_ns:{u * 10} util_ppm:{u} wait_ns:{n} '  # noqa: E731
+                        f'wait_max_ns:1')
+    lines = [f'elapsed_ns:10000000 channels:{channels} ranks:{nr}',
+             'front' + use(7, 0), 'tags waits:0 wait_ns:0 wait_max_ns:0']
+    for c in range(channels):
+        lines.append(f'bus:{c}' + use(0, 0))
+        lines += [f'rank:{c}.{r}' + use(5, utils[c * nr + r]) for r in range(nr)]
+    return '\n'.join(lines)
+
+
+def test_rank_heatmap():
+    """Each dm-pcm point's "ranks" reply, as the guest keeps it in
+    run.json, becomes the report's rank-utilisation table (with or
+    without figures) and, with figures, a heat map per device (points x
+    ranks) with its CSV."""
+    kept = cguest.device_ranks(ranks_reply([612345, 0]))
+    check(kept['channels'] == 1 and kept['ranks'] == 2 and
+          [x['util_ppm'] for x in kept['per_rank']] == [612345, 0] and
+          kept['per_rank'][0]['requests'] == 5, f'the guest keeps the reply: {kept}')
+    d = os.path.join(WORK, 'run-ranks')
+    os.makedirs(os.path.join(d, 'raw'))
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(FX_SPEC)
+    s = spec.loads(FX_SPEC)
+    runs = []
+    for i, (pid, dev, fx, utils) in enumerate((
+            ('p001', 'preset:pss', 'randread-qd1', [612345, 0]),
+            ('p002', 'preset:pss', 'randrw-qd4', [250000, 990000]),
+            ('p001', 'dm-linear', 'randread-qd1', None))):
+        shutil.copyfile(os.path.join(FIXTURES, fx + '.json'), os.path.join(d, 'raw', f'{i}.json'))
+        r = {'point': pid, 'device': dev, 'file': f'{i}.json', 's': 1.0}
+        if utils:
+            r['ranks'] = cguest.device_ranks(ranks_reply(utils))
+        runs.append(r)
+    run = {'date': 'D', 'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'wall_s': 5.0,
+           'fio_s': 4.0, 'commands': [], 'runs': runs,
+           'devices': {'preset:pss': {'table': 'T', 'config': 'C'}, 'dm-linear': {'table': 'L'}}}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    _, res = results.load_run(s, d)
+    grids = results.rank_grids(res)
+    check(list(grids) == ['preset:pss'] and grids['preset:pss'][0] == ['0.0', '0.1'] and
+          [(p.id, us) for p, us in grids['preset:pss'][1]] ==
+          [('p001', [61.2345, 0.0]), ('p002', [25.0, 99.0])], f'the grid: {grids}')
+
+    def section(md):
+        return md[md.index('## Rank utilisation'):md.index('## blktrace')]
+    path, figs, _, _ = report.finish(s, d, draw=False)
+    with open(path) as fh:
+        md = fh.read()
+    tab = section(md)
+    check('| point | workload | rank 0.0 | rank 0.1 | busiest | mean |' in tab and
+          '| p001 | ' in tab and '| 61.2 | 0.0 | 61.2 | 30.6 |' in tab and
+          '| 25.0 | 99.0 | 99.0 | 62.0 |' in tab and '![' not in tab and not figs,
+          f'--no-figures: the table, no image: {tab}')
+    path, figs, _, _ = report.finish(s, d)
+    with open(path) as fh:
+        md = fh.read()
+    tab = section(md)
+    check('rank-util' in figs and os.path.exists(figs['rank-util'][0]) and
+          '![rank-util](figures/rank-util.png)' in tab and '| 25.0 | 99.0 |' in tab and
+          '### rank-util' not in md, f'figures: the heat map beside its table: {tab}')
+    with open(figs['rank-util'][1], newline='') as fh:
+        rows = list(csv.DictReader(fh))
+    check([(r['point'], r['rank'], float(r['util_pct'])) for r in rows] ==
+          [('p001', '0.0', 61.2345), ('p001', '0.1', 0.0), ('p002', '0.0', 25.0),
+           ('p002', '0.1', 99.0)] and rows[0]['device'] == 'preset:pss', f'its CSV: {rows}')
+    # many ranks: the table per channel (mean / busiest), the map every rank
+    p, dev, st = res[0]
+    st = dict(st, ranks=cguest.device_ranks(ranks_reply(list(range(0, 340000, 10000)), 2)))
+    lines = report.rank_lines([(p, dev, st)])
+    check(any('ch 0 mean / max | ch 1 mean / max |' in ln for ln in lines) and
+          any('| 8.0 / 16.0 | 25.0 / 33.0 | 33.0 | 16.5 |' in ln for ln in lines),
+          f'34 ranks: per channel: {lines}')
+    made = figures.rank_heatmaps([(p, dev, st)])
+    check(len(made['rank-util'][2]) == 34, 'the map: every rank')
+    check(report.rank_lines([(p, dev, dict(st, ranks=None))])[0].startswith('(no "ranks"'),
+          'none recorded')
+
+
 def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
@@ -1453,7 +1536,7 @@ def main():
         test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
-        test_warmup_ios, test_backing_dev, test_latency_is_lat)
+        test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

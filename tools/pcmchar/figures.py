@@ -10,6 +10,8 @@ drawn beside dm-pcm's (papers.py).
   onyx-fig4  bandwidth vs access size: read, write, 50/50
   onyx-fig6  write bandwidth and latency vs the gap interval
   pss-cdf    QD1 random-write latency distribution, 99.9 % point marked
+  rank-util  each dm-pcm device's rank utilisation, points x ranks (a heat
+             map; rank-util-N for the N-th device when there are several)
 
 Each builder takes results, [(point, device label, stats)], and returns
 (figure, CSV head, CSV rows), or None without the points it needs.
@@ -274,6 +276,36 @@ def pss_cdf(res):
     return fig, ['device', 'axes', 'latency_us', 'fraction'], rows
 
 
+def rank_heatmaps(res):
+    """{name: (figure, CSV head, CSV rows)}: for each dm-pcm device with
+    a "ranks" reply, a heat map of its ranks' utilisation (columns,
+    channel.rank) at each point (rows), in % of the point's time."""
+    grids = R.rank_grids(res)
+    out = {}
+    for i, (dev, (labels, rows)) in enumerate(grids.items()):
+        name = 'rank-util' if len(grids) == 1 else f'rank-util-{i + 1}'
+        fig, ax = plt.subplots(figsize=(max(5, min(14, 2.5 + 0.45 * len(labels))),
+                                        max(2.5, min(14, 1.5 + 0.35 * len(rows)))), dpi=100)
+        ax.set_title(f'{dev}: rank utilisation per point (%)', fontsize=10)
+        data = [us for _, us in rows]
+        im = ax.imshow(data, aspect='auto', cmap='viridis', vmin=0, vmax=100,
+                       interpolation='nearest')
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, fontsize=7, rotation=90 if len(labels) > 16 else 0)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f'{p.id} {p.describe()}'[:48] for p, _ in rows], fontsize=7)
+        ax.set_xlabel('rank (channel.rank)')
+        if len(labels) * len(rows) <= 200:
+            for y, us in enumerate(data):
+                for x, u in enumerate(us):
+                    ax.text(x, y, f'{u:.0f}', ha='center', va='center', fontsize=6,
+                            color='white' if u < 50 else 'black')
+        fig.colorbar(im, ax=ax, label='utilisation %')
+        csv_rows = [[dev, p.id, lab, u] for p, us in rows for lab, u in zip(labels, us)]
+        out[name] = (fig, ['device', 'point', 'rank', 'util_pct'], csv_rows)
+    return out
+
+
 BUILDERS = {'psd-fig1': psd_fig1, 'psd-fig2': psd_fig2, 'psd-fig3': psd_fig3,
             'onyx-fig4': onyx_fig4, 'onyx-fig6': onyx_fig6, 'pss-cdf': pss_cdf}
 
@@ -295,8 +327,8 @@ def draw_all(res, outdir, conditions=None):
     os.makedirs(outdir, exist_ok=True)
     made = {}
     c = dict({'clock': '-', 'dilation': 1, 'calibration': 'uncalibrated'}, **(conditions or {}))
-    for name, build in BUILDERS.items():
-        out = build(res)
+    built = ((name, build(res)) for name, build in BUILDERS.items())
+    for name, out in [*built, *rank_heatmaps(res).items()]:
         if out is None:
             continue
         fig, head, rows = out

@@ -9,8 +9,9 @@ json+ of point NNN on device K) and run.json (what ran where, the
 commands, the tables and config replies, the wall time, the dilation
 and the calibration; per run on dm-pcm its dilation, the overhead_ns it
 ran with and the device's status after it: held, late, late_max_ns, the
-modeled mean latencies and the lateness histogram, counted from a
-"stats reset" just before fio)."""
+modeled mean latencies and the lateness histogram, and the "ranks"
+reply (each rank's and bus's requests, busy time, utilisation and
+waits), counted from a "stats reset" just before fio)."""
 import json
 import os
 import stat
@@ -77,6 +78,13 @@ def device_status(text, lateness_text):
     out = {k: st.get(k) for k in STATUS_KEEP}
     out['lateness'] = parse_lateness(lateness_text)
     return out
+
+
+def device_ranks(text):
+    """What run.json keeps of a dm-pcm device's "ranks" reply after a
+    point (counted from the "stats reset" before it): the reply as
+    'pcmctl ranks --json' gives it (pcmlib.status.parse_ranks())."""
+    return pcmstatus.parse_ranks(text)
 
 
 def backing_too_slow(dev, probe_us, need_us, k):
@@ -285,7 +293,9 @@ class Guest:
         if pcm:
             r.update(dilation=self.spec.dilation_of(dev), overhead_ns=oh, status=device_status(
                 self.sh(f'dmsetup status {fiojob.DEVICE_NAME}', record=False),
-                self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 lateness', record=False)))
+                self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 lateness', record=False)),
+                ranks=device_ranks(
+                    self.sh(f'dmsetup message {fiojob.DEVICE_NAME} 0 ranks', record=False)))
         if tracer:
             r['trace'] = {'dropped': trace.stop(tracer), 'devices': {
                 ('top' if d == fiojob.DEVICE else 'below'): v for d, v in

@@ -350,6 +350,51 @@ def points_lines(res):
     return out
 
 
+RANK_COLUMNS = 16   # ranks a table shows one by one; more: per channel
+
+
+def rank_lines(res, figs=None, rel=lambda p: p):
+    """Each dm-pcm device's rank utilisation, point by point: a table
+    of its "ranks" reply after every point (the heat map's numbers: with
+    more than RANK_COLUMNS ranks, each channel's mean and busiest rank),
+    and the heat map itself when it was drawn (@figs)."""
+    grids = R.rank_grids(res)
+    if not grids:
+        return ['(no "ranks" reply recorded: a run before dm-pcm 1.6.0, or dm-linear only)']
+    out = ['Utilisation, % of the point\'s time (busy time over the time since the "stats '
+           'reset" before it: warm-up and repetitions), from the device\'s `ranks` reply '
+           '(`pcmctl ranks --json`, kept in run.json).', '']
+    for i, (dev, (labels, rows)) in enumerate(grids.items()):
+        chans = sorted({lab.split('.')[0] for lab in labels}, key=int)
+        per_rank = len(labels) <= RANK_COLUMNS
+        cols = [f'rank {lab}' for lab in labels] if per_rank else \
+            [f'ch {c} mean / max' for c in chans]
+        out += [f'### `{dev}`', '']
+        name = rank_fig_name(i, len(grids))
+        if figs and name in figs:
+            png, csv = figs[name]
+            out += [f'![{name}]({rel(png)})', '', f'Data: [{rel(csv)}]({rel(csv)})', '']
+        out += ['| point | workload | ' + ' | '.join(cols) + ' | busiest | mean |',
+                '|---|---|' + '---|' * (len(cols) + 2)]
+        for p, us in rows:
+            if per_rank:
+                cells = [f'{u:.1f}' for u in us]
+            else:
+                cells = []
+                for c in chans:
+                    v = [u for lab, u in zip(labels, us) if lab.split('.')[0] == c]
+                    cells.append(f'{sum(v) / len(v):.1f} / {max(v):.1f}')
+            out.append(f'| {p.id} | {p.describe()} | ' + ' | '.join(cells) +
+                       f' | {max(us):.1f} | {sum(us) / len(us):.1f} |')
+        out.append('')
+    return out
+
+
+def rank_fig_name(i, n):
+    """The heat map's figure name of the @i-th of @n devices."""
+    return 'rank-util' if n == 1 else f'rank-util-{i + 1}'
+
+
 def trace_lines(res, run):
     """btt's averages above (the device under test) and below (the
     backing device), and the remaps dm logged below."""
@@ -409,13 +454,17 @@ def write(path, spec, spec_text, run, res, figs, rows):
     L += headline_lines(rows, run) if rows else ['(no point of this run measures a paper figure)']
     L += ['', '## Figures', '']
     for name, (png, csv) in figs.items():
+        if name.startswith('rank-util'):
+            continue    # under Rank utilisation, beside its table
         L += [f'### {name}', '', f'![{name}]({rel(png)})', '', f'Data: [{rel(csv)}]({rel(csv)})',
               '']
-    if not figs:
+    if not [n for n in figs if not n.startswith('rank-util')]:
         L += ['(no figure: the run has no points for one, or it was run with --no-figures)',
               '']
     L += ['## Points', '', 'All points: [points.csv](points.csv).', '']
     L += points_lines(res)
+    L += ['', '## Rank utilisation', '']
+    L += rank_lines(res, figs, rel)
     L += ['', '## blktrace', '']
     L += trace_lines(res, run)
     L += ['', '## Devices', '']

@@ -249,6 +249,31 @@ def device_view(status, k):
     return out
 
 
+def rank_util(ranks):
+    """A point's rank utilisation from its "ranks" reply (load_run()'s
+    'ranks'): [(channel, rank, utilisation %)], channel by channel; [] if
+    none was recorded.  Utilisation is busy time over the time since the
+    "stats reset" before the point, on either clock (a ratio)."""
+    if not ranks:
+        return []
+    return [(x['channel'], x['rank'], x['util_ppm'] / 1e4) for x in ranks['per_rank']]
+
+
+def rank_grids(res):
+    """The rank-utilisation heat maps' data, one per dm-pcm device with a
+    "ranks" reply: {device: (['c.r' per rank], [(point, [util % per
+    rank])])}, the points in the order they ran."""
+    out = {}
+    for p, dev, st in res:
+        u = rank_util(st.get('ranks'))
+        if not u:
+            continue
+        labels, rows = out.setdefault(dev, ([f'{c}.{r}' for c, r, _ in u], []))
+        if len(u) == len(labels):
+            rows.append((p, [v for _, _, v in u]))
+    return out
+
+
 def read_raw(run_dir, name):
     """fio's JSON output @name of a run: raw/NAME, or raw/NAME.xz where a
     committed run keeps it compressed (Documentation/characterization:
@@ -266,8 +291,10 @@ def load_run(spec, run_dir):
     from run.json and the fio outputs under raw/; each stats on the
     device's clock (dilate(): the run's own dilation, else the run's;
     dm-linear at the run's, as the host it stands for), with its
-    'overhead_ns' (what the device's overhead_ns was, None: not set) and
-    'status' (device_view(): dm-pcm's own counters, None: not recorded)."""
+    'overhead_ns' (what the device's overhead_ns was, None: not set),
+    'status' (device_view(): dm-pcm's own counters, None: not recorded)
+    and 'ranks' (the device's "ranks" reply over the point, as
+    pcmlib.status.parse_ranks() gives it; None: not recorded)."""
     with open(os.path.join(run_dir, 'run.json'), encoding='utf-8') as fh:
         run = json.load(fh)
     points = {p.id: p for p in spec.points}
@@ -278,5 +305,6 @@ def load_run(spec, run_dir):
         st = dilate(st, k)
         st['overhead_ns'] = r.get('overhead_ns')
         st['status'] = device_view(r.get('status'), k)
+        st['ranks'] = r.get('ranks')
         res.append((points[r['point']], r['device'], st))
     return run, res
