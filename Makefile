@@ -59,7 +59,7 @@ NATIVE ?= 0
 BUILD := $(TOP)/build/$(KVER)
 MODSRC := $(wildcard dm-pcm/*.c dm-pcm/*.h) dm-pcm/Kbuild
 
-.PHONY: all module modules-all tools deps unit lint check check-full check-debug demo bench \
+.PHONY: all module module-bare modules-all tools deps unit lint check check-full check-debug demo bench \
 	soak clean help install uninstall dkms-install dkms-remove kernel-patch
 
 all: module
@@ -76,6 +76,22 @@ module: $(MODSRC)
 	@for f in $(MODSRC); do ln -sfn "$(TOP)/$$f" "$(BUILD)/dm-pcm/$$(basename $$f)"; done
 	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm" CONFIG_DM_PCM=m W=1 modules
 	@echo "built $(BUILD)/dm-pcm/dm-pcm.ko"
+
+# The same module with its counters and tracepoints compiled out
+# (PCM_COUNTERS=0, NOTRACE), as dm-pcm-bare.ko with target "pcm_bare", in
+# build/$(KVER)/dm-pcm-bare: pcm-bench counters loads it beside dm-pcm.ko
+# and measures what they cost, both in the same boot.
+module-bare: $(MODSRC)
+	@test -d "$(KDIR)" || { echo "no kernel build tree at $(KDIR): run 'make deps' or set KDIR" >&2; exit 1; }
+	@mkdir -p "$(BUILD)/dm-pcm-bare"
+	@for f in $(filter-out dm-pcm/Kbuild,$(MODSRC)); do ln -sfn "$(TOP)/$$f" "$(BUILD)/dm-pcm-bare/$$(basename $$f)"; done
+	@{ sed -e 's/^dm-pcm-y/dm-pcm-bare-y/' -e 's/^obj-$$(CONFIG_DM_PCM).*/obj-m += dm-pcm-bare.o/' dm-pcm/Kbuild; \
+	  echo 'ccflags-y += -DNOTRACE -DPCM_COUNTERS=0 -DPCM_TARGET_NAME=\"pcm_bare\"'; } \
+	  > "$(BUILD)/dm-pcm-bare/Kbuild.new"
+	@cmp -s "$(BUILD)/dm-pcm-bare/Kbuild.new" "$(BUILD)/dm-pcm-bare/Kbuild" || mv "$(BUILD)/dm-pcm-bare/Kbuild.new" "$(BUILD)/dm-pcm-bare/Kbuild"
+	@rm -f "$(BUILD)/dm-pcm-bare/Kbuild.new"
+	$(MAKE) -C "$(KDIR)" M="$(BUILD)/dm-pcm-bare" W=1 modules
+	@echo "built $(BUILD)/dm-pcm-bare/dm-pcm-bare.ko"
 
 modules-all:
 	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done

@@ -832,7 +832,7 @@ static void pcm_io_hints(struct dm_target *ti, struct queue_limits *limits)
 }
 
 static struct target_type pcm_target = {
-	.name = "pcm",
+	.name = PCM_TARGET_NAME,
 	.version = {DM_PCM_VERSION_MAJOR, DM_PCM_VERSION_MINOR, DM_PCM_VERSION_PATCH},
 	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,

@@ -176,7 +176,7 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	this_cpu_add(t->stats->f.lat_sum[dir], lat);
 	this_cpu_inc(t->stats->f.lat_n[dir]);
 	pcm_cpu_raise(&t->stats->f.lat_max[dir], lat);
-	if (res.front_ns) {
+	if (PCM_COUNTERS && res.front_ns) {
 		this_cpu_add(t->stats->f.front_busy, res.front_ns);
 		if (res.front_wait) {
 			this_cpu_add(t->stats->f.front_wait, res.front_wait);
@@ -185,8 +185,10 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	}
 	if (res.tag_waited) {
 		this_cpu_inc(t->stats->f.tag_waits);
-		this_cpu_add(t->stats->f.tag_wait, res.tag_wait);
-		pcm_cpu_raise(&t->stats->f.tag_wait_max, res.tag_wait);
+		if (PCM_COUNTERS) {
+			this_cpu_add(t->stats->f.tag_wait, res.tag_wait);
+			pcm_cpu_raise(&t->stats->f.tag_wait_max, res.tag_wait);
+		}
 	}
 	if (res.cache_waited)
 		this_cpu_inc(t->stats->f.cache_waits);
@@ -199,8 +201,10 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	io->deadline = res.done - min(READ_ONCE(t->overhead), lat);
 	io->held = false;
 	io->timed = true;
-	io->chan = res.loc.channel;
-	io->rank = res.loc.rank;
+	if (PCM_COUNTERS) {	/* for the tracepoints */
+		io->chan = res.loc.channel;
+		io->rank = res.loc.rank;
+	}
 }
 
 /*

@@ -28,6 +28,16 @@
 #define DM_MSG_PREFIX "pcm"
 
 /*
+ * The target's name.  "make module-bare" builds a copy of the module
+ * (dm-pcm-bare.ko) with its counters and tracepoints compiled out
+ * (PCM_COUNTERS 0, NOTRACE) as target "pcm_bare", for pcm-bench counters
+ * to load beside this one and measure what they cost in the same boot.
+ */
+#ifndef PCM_TARGET_NAME
+#define PCM_TARGET_NAME "pcm"
+#endif
+
+/*
  * The release, in one place: the target's version (dmsetup targets), the
  * module's MODULE_VERSION, and the version dkms.conf and the Makefile read
  * from these three lines.

@@ -89,6 +89,8 @@ static u64 to_caller(const struct pcm_tm_params *p, u64 ns)
 /* A resource served a row for @busy ns after it waited @wait ns. */
 static __always_inline void use_add(struct pcm_tm_use *u, u64 busy, u64 wait)
 {
+	if (!PCM_COUNTERS)
+		return;
 	u->requests++;
 	u->busy_ns += busy;
 	u->wait_ns += wait;

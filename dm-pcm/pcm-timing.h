@@ -77,6 +77,16 @@
 #define PCM_TM_MAX_DILATION	1000	/* the time dilation factor (pcm-params.c) */
 
 /*
+ * Whether the model counts what each resource did (struct pcm_tm_use,
+ * the "ranks" figures) and the module its front end's and tags' waits.
+ * Only pcm-bench counters' copy of the module (make module-bare) sets it
+ * to 0, to measure what counting costs against the same code without it.
+ */
+#ifndef PCM_COUNTERS
+#define PCM_COUNTERS		1
+#endif
+
+/*
  * How a rank's stage (a read, a program) varies from one row to the next:
  * it takes its fixed time, plus a jitter uniform in [0, @jitter_ns], plus
  * @retry_ns for each extra iteration.  An iteration fails (the cells did

@@ -709,7 +709,7 @@ def test_bench_cli():
     sys.path.insert(0, os.path.join(TOP, 'tools'))
     from pcmbench import main as bmain
     modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
-             'characterize')
+             'counters', 'characterize')
     res = bench('--help')
     check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
           f'--help lists the modes: {res.stdout[-800:]!r}')
@@ -754,6 +754,34 @@ def test_bench_cli():
     check(res.returncode == 2 and 'invalid choice' in res.stderr, f'bad mode {res}')
     res = bench('characterize')
     check(res.returncode == 2 and 'characterize needs a SPEC' in res.stderr, f'no spec {res}')
+
+
+def test_bench_counters():
+    """pcm-bench counters' table: dm-pcm against dm-pcm-bare (the same
+    module without counters and tracepoints) round by round, the cost one
+    less the median of the rounds' own ratios."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import counters
+    runs = []
+    for rnd, (lin, pcm, bare) in enumerate(((1000, 990, 1000), (1100, 1078, 1100),
+                                            (900, 900, 900))):
+        for rw in ('randread', 'randwrite'):
+            for qd in (1, 32):
+                for dev, iops in (('dm-linear', lin), ('dm-pcm', pcm), ('dm-pcm-bare', bare)):
+                    runs.append({'round': rnd, 'rw': rw, 'qd': qd, 'device': dev, 'iops': iops,
+                                 'clat_median_ns': 5000, 'words': 'preset:none read_ns:1'})
+    table, summary = counters.summarize({'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1,
+                                         'rounds': 3, 'runtime_s': 2, 'runs': runs})
+    pcm = [r for r in summary if r['device'] == 'dm-pcm']
+    check(len(summary) == 12 and len(pcm) == 4 and
+          all(abs(r['cost_pct'] - 1.0) < 1e-9 and abs(r['paired_ratio_to_bare'] - 0.99) < 1e-9
+              for r in pcm) and
+          all('cost_pct' not in r for r in summary if r['device'] != 'dm-pcm'),
+          f'cost: the median of 1 %, 2 %, 0 %: {pcm}')
+    check('randread QD1   dm-pcm ' in table and '+1.00%' in table and
+          'both dm-pcm tables: preset:none read_ns:1' in table, table)
+    check(counters.bare_ko('6.12.0').endswith('build/6.12.0/dm-pcm-bare/dm-pcm-bare.ko'),
+          'the bare module\'s path')
 
 
 def test_rundir():
@@ -1536,7 +1564,8 @@ def main():
         test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
-        test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap)
+        test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
+        test_bench_counters)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

@@ -31,13 +31,13 @@ import sys
 import time
 
 from pcmlib import clock, vm, words as pwords
-from . import (barriers, bigdev, calibrate, characterize, ecc, passthrough, scaling, startgap,
-               timing)
+from . import (barriers, bigdev, calibrate, characterize, counters, ecc, passthrough, scaling,
+               startgap, timing)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
 MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, calibrate,
-                             bigdev)}
+                             bigdev, counters)}
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 # the options each mode uses (the others are accepted, as they always
 # were, and left out of its --help)
@@ -49,6 +49,7 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'timing': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
+        'counters': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
                          'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
@@ -62,6 +63,8 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'timing': 'how close completions come to the model; calibration; presets at QD1',
          'calibrate': 'this host\'s completion overhead per direction (overhead_ns), saved',
          'bigdev': 'dm-pcm over a 1 TiB NVMe namespace: create time, memory, move_gap',
+         'counters': 'what the counters and tracepoints (disabled) cost: dm-pcm against '
+                     'the same module without them, same boot',
          'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report'}
 USAGE = ('pcm-bench [OPTIONS] MODE [OPTIONS]\n'
          '       pcm-bench [OPTIONS] characterize SPEC [--trace] [--redraw [--run-dir DIR]]\n'
@@ -106,6 +109,9 @@ def host(args):
     elif icount:
         vm_opts.append('--icount')
     cmd = vm.tool_vm_run(args, outdir, vm_opts)
+    if hasattr(MODES[args.mode], 'host_prepare') and not args.no_build:
+        MODES[args.mode].host_prepare(args, os.uname().release if args.native
+                                      else vm.resolve_kernel(args.kernel))
     if not args.native and icount:
         inner.insert(2, '--icount')
     rc = subprocess.call(cmd + ['--'] + inner, stdin=subprocess.DEVNULL)
