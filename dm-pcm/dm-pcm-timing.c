@@ -172,6 +172,8 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 			rq.prog_q16 = pcm_wear_prog_q16(pc, bio->bi_iter.bi_sector);
 	}
 	pcm_tm_submit(&t->tm, &rq, &res);
+	trace_pcm_charge(pc->devt, rq.write, rq.bytes, rq.arrival, res.done, res.loc.channel,
+			 res.loc.rank);
 	lat = res.done - rq.arrival;
 	this_cpu_add(t->stats->f.lat_sum[dir], lat);
 	this_cpu_inc(t->stats->f.lat_n[dir]);

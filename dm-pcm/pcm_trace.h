@@ -4,6 +4,7 @@
  * and perf:
  *
  *   pcm_gap_move	a gap move is durable
+ *   pcm_charge		a request charged to the timing model: arrival, modeled completion
  *   pcm_held		a completion held until its modeled instant is released
  *   pcm_late		a completion came after its modeled instant (not held)
  *   pcm_ecc		a read sector the decoder corrected, refused or miscorrected
@@ -43,6 +44,38 @@ TRACE_EVENT(pcm_gap_move,
 		      MAJOR(__entry->dev), MINOR(__entry->dev), __entry->domain,
 		      __entry->src, __entry->dst, __entry->start, __entry->gap,
 		      __entry->wraps ? " wraps" : "")
+);
+
+/*
+ * A request charged to the timing model as it is remapped: @arrival is
+ * when it arrived (the model's input), @modeled its modeled completion
+ * (the model's output, before overhead_ns comes off the hold), @bytes
+ * what it moves; @channel and @rank are its first row's.  modeled -
+ * arrival is its modeled latency, as status's means add them up.
+ */
+TRACE_EVENT(pcm_charge,
+	    TP_PROTO(dev_t dev, bool write, u64 bytes, u64 arrival, u64 modeled, u32 channel,
+		     u32 rank),
+	    TP_ARGS(dev, write, bytes, arrival, modeled, channel, rank),
+	    TP_STRUCT__entry(__field(dev_t, dev)
+			     __field(bool, write)
+			     __field(u64, bytes)
+			     __field(u64, arrival)
+			     __field(u64, modeled)
+			     __field(u32, channel)
+			     __field(u32, rank)),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->write = write;
+			   __entry->bytes = bytes;
+			   __entry->arrival = arrival;
+			   __entry->modeled = modeled;
+			   __entry->channel = channel;
+			   __entry->rank = rank;),
+	    TP_printk("dev %d:%d %s bytes %llu arrival %llu modeled %llu lat %llu channel %u rank %u",
+		      MAJOR(__entry->dev), MINOR(__entry->dev),
+		      __entry->write ? "write" : "read", __entry->bytes, __entry->arrival,
+		      __entry->modeled, __entry->modeled - __entry->arrival, __entry->channel,
+		      __entry->rank)
 );
 
 /*

@@ -225,7 +225,7 @@ fi
 # --- every event's fields as documented -------------------------------------
 tracefs=/sys/kernel/tracing
 [ -d $tracefs/events ] || mount -t tracefs nodev $tracefs
-for ev in pcm_held pcm_late pcm_ecc pcm_endurance pcm_gap_move; do
+for ev in pcm_charge pcm_held pcm_late pcm_ecc pcm_endurance pcm_gap_move; do
 	doc=$(sed -n "s/^$ev (\`\`\([a-z_ ]*\)\`\`)\$/\1/p" "$RST")
 	got=$(sed -n 's/^\tfield:[^;]* \([a-z_]*\);.*/\1/p' $tracefs/events/pcm/$ev/format |
 		grep -v '^common_' | xargs)
@@ -260,9 +260,19 @@ trace tp dd if=/dev/mapper/tp of=/dev/null bs=4k count=4 skip=62 iflag=direct st
 expect_eq "pcm_held: 4 reads held, on their rows' channels and ranks" \
 	"$(grep -o 'pcm_held: .* read .* channel [0-9]* rank [0-9]*' /tmp/ev.txt | sed 's/.* channel/channel/' | xargs)" \
 	"channel 0 rank 0 channel 0 rank 0 channel 1 rank 0 channel 1 rank 0"
+expect_eq "pcm_charge: 4 reads charged, 4096 bytes each, on their rows' channels and ranks" \
+	"$(grep -o 'pcm_charge: .* read bytes [0-9]* .* channel [0-9]* rank [0-9]*' /tmp/ev.txt |
+	   sed 's/.* read bytes \([0-9]*\) .* channel/\1 channel/' | xargs)" \
+	"4096 channel 0 rank 0 4096 channel 0 rank 0 4096 channel 1 rank 0 4096 channel 1 rank 0"
+expect "pcm_charge: modeled = arrival + 5 ms (idle ranks), lat = modeled - arrival; pcm_held's modeled is it" py -c '
+import re, sys
+ch = [re.search(r"arrival (\d+) modeled (\d+) lat (\d+)", l) for l in open("/tmp/ev.txt") if " pcm_charge: " in l]
+held = sorted(int(re.search(r"modeled (\d+)", l)[1]) for l in open("/tmp/ev.txt") if " pcm_held: " in l)
+ok = len(ch) == 4 and all(int(m[3]) == int(m[2]) - int(m[1]) == 5000000 for m in ch)
+sys.exit(not (ok and held == sorted(int(m[2]) for m in ch)))'
 expect "pcm_held: late = actual - modeled, actual never before modeled" py -c '
 import re, sys
-for l in open("/tmp/ev.txt"):
+for l in (l for l in open("/tmp/ev.txt") if " pcm_held: " in l):
     m = re.search(r"modeled (\d+) actual (\d+) late (\d+)", l)
     if not m or int(m[3]) != max(0, int(m[2]) - int(m[1])) or int(m[2]) < int(m[1]):
         sys.exit(1)'

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""35-trace's per-request comparison of the kernel's modeled latencies
+with pcmctl model --trace's replay of the same run.
+
+usage: trace-compare.py K SIZE CHARGE QTEXT CSV RESJSON RANKS WORDS...
+
+  K       the device's dilation (the kernel's instants are K times the
+          device's; the replays print the device's)
+  SIZE    the device's bytes
+  CHARGE  the tracefs lines of the run's pcm:pcm_charge events (each
+          request's arrival and modeled completion, host clock)
+  QTEXT   blkparse's text of the run's blktrace (its Q events)
+  CSV     pcmctl model --trace QTEXT --open --speed K --csv's requests
+  RESJSON that replay's --json (its resources)
+  RANKS   the device's "ranks" reply after the run
+  WORDS   the table's words (preset:pss dilation:K)
+
+Prints KEY VALUE lines: for the replay of blktrace's arrivals (q_*) and
+for a replay of the kernel's own arrivals (k_*, the same requests at the
+instants dm-pcm read them: the model alone, no arrival moved), the share
+of requests whose latency is within 1 % of the kernel's, the worst and
+mean relative difference; the spread of the gap between blktrace's and
+dm-pcm's arrival over the run (gap_spread_ns, device clock) and how many
+of the replay's latencies differ from the kernel's by more than it
+(q_beyond_spread: none can, see below); then per rank the kernel's and
+the replay's busy time and utilisation over the run's window (first
+arrival to last completion)."""
+import json
+import re
+import sys
+
+from pcmlib import status, trace as ptrace
+
+
+def compare(kern, lat):
+    """Share of @lat within 1 % of @kern (device ns), the worst and mean
+    relative difference (replay - kernel) / kernel, and its index."""
+    rel = [(r - k) / k for k, r in zip(kern, lat)]
+    worst = max(range(len(rel)), key=lambda i: abs(rel[i]))
+    within = sum(abs(x) <= 0.01 for x in rel)
+    return within / len(rel), rel[worst], sum(rel) / len(rel), worst
+
+
+def main():
+    k, size, charge, qtext, csv, resjson, ranks = sys.argv[1:8]
+    k, size, words = int(k), int(size), sys.argv[8:]
+    ev = []
+    for line in open(charge):
+        m = re.search(r' pcm_charge: .* (read|write) bytes (\d+) arrival (\d+) modeled (\d+)', line)
+        if m:
+            ev.append((int(m[3]), int(m[4]), int(m[2]), m[1] == 'write'))
+    ev.sort()
+    kern = [(mod - arr) / k for arr, mod, _, _ in ev]
+    rows = [ln.split(',') for ln in open(csv).read().split('\n')[1:] if ln]
+    q_lat = [int(r[6]) for r in rows]
+    reqs, _ = ptrace.parse(open(qtext), 'blkparse')
+    print('kernel_requests', len(ev))
+    print('replay_requests', len(rows))
+    if len(ev) != len(rows) or not ev:
+        return
+    # matched in arrival order (one fio thread: Q and map in the same call)
+    same = all(int(r[2]) == e[2] and (r[3] == 'write') == e[3] for r, e in zip(rows, ev))
+    print('matched', int(same))
+    share, worst, mean, wi = compare(kern, q_lat)
+    print('q_within_1pct', f'{100 * share:.2f}')
+    print('q_worst_pct', f'{100 * worst:+.3f}', 'at', wi, 'kernel', round(kern[wi]),
+          'replay', q_lat[wi])
+    print('q_mean_pct', f'{100 * mean:+.4f}')
+    # where the clocks read the arrival: blktrace's Q, dm-pcm's map.  The
+    # gap between them (unknown as a whole: the two clocks' origins) moves
+    # by delta_i from one read to the next; the model is made of max() and
+    # + over the arrivals, in a fixed order, so it is monotone in each and
+    # shifting them all by c shifts every completion by c: with arrivals
+    # moved by between c and c + R, every latency moves by at most R, the
+    # spread of delta (device ns; + 2 ns for rounding each arrival to the
+    # device's ns, one way in the kernel, the other in the replay)
+    reqs = sorted(reqs, key=lambda r: r.time_ns)
+    t0 = ev[0][0]
+    delta = [(e[0] - t0) - r.time_ns for e, r in zip(ev, reqs)]
+    spread = (max(delta) - min(delta)) / k
+    print('gap_spread_ns', f'{spread:.0f}', 'host_us_min', f'{min(delta) / 1000:.1f}',
+          'max', f'{max(delta) / 1000:.1f}')
+    over = [i for i, (kl, ql) in enumerate(zip(kern, q_lat)) if abs(ql - kl) > spread + 2]
+    print('q_beyond_spread', len(over))
+    # the kernel's own arrivals, in its order, through the same replay
+    kreqs = [r._replace(time_ns=e[0] - t0) for r, e in zip(reqs, ev)]
+    res, _, start, done = ptrace.replay(words, kreqs, size=size, open_loop=True, speed=k)
+    share, worst, mean, wi = compare(kern, [d - s for s, d in zip(start, done)])
+    print('k_within_1pct', f'{100 * share:.2f}')
+    print('k_worst_pct', f'{100 * worst:+.4f}')
+    # each rank: the kernel's busy time and utilisation over its run's
+    # window, the replay's over its own
+    rk = status.parse_ranks(open(ranks).read())
+    window = (max(e[1] for e in ev) - t0) / k
+    rp = json.load(open(resjson))['resources']
+    for x, y in zip(rk['per_rank'], rp['ranks']):
+        name = f"{x['channel']}.{x['rank']}"
+        ku, ru = x['busy_ns'] / k / window, y['util']
+        print(f'rank_{name}', 'kernel_reqs', x['requests'], 'replay_reqs', y['reqs'],
+              'kernel_busy_ns', x['busy_ns'] // k, 'replay_busy_ns', y['busy_ns'],
+              'kernel_util', f'{ku:.5f}', 'replay_util', f'{ru:.5f}',
+              'util_diff_pct', f'{100 * (ru - ku) / ku if ku else 0:+.3f}')
+
+
+main()
