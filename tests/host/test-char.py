@@ -1539,7 +1539,7 @@ def app_run_json(d):
         with open(os.path.join(d, 'logs', f'd{k}.123'), 'w') as fh:
             fh.writelines(f'{i % 4} {i} {v} 0 1795792679 {i}\n' for i, v in enumerate(lats))
         r = {'device': dev, 'k': k, 'dilation': None if dev == 'dm-linear' else 4,
-             'overhead_ns': None, 'table': f'0 1 {dev}', 'initdb_s': 1.0, 'init_s': 2.0,
+             'overhead_ns': None, 'table': f'0 1 {dev}', 'copy_s': 1.0, 'init_s': 2.0,
              'run_s': 10.0, 'fsck_rc': 0, 'fsck': ['clean'], 'removed': True,
              'blk': {'reads': 50, 'read_ms': 5, 'writes': 1000, 'write_ms': 100,
                      'flushes': 100, 'flush_ms': 0},

@@ -25,8 +25,11 @@ In one boot, with the characterization's dilation and calibration
 (characterize --help; pcmlib/clock.py's defaults, the command line's
 --dilation, --calibrate, --no-calibrate, --overhead-ns over the spec's),
 each device in turn (the dm-pcm devices, then dm-linear) gets a fresh
-ext4 (4 KiB blocks), a data directory made by initdb (as user postgres),
-a server started by pg_ctl -w (fsync on, its unix socket in a directory
+ext4 (4 KiB blocks), a copy of one cluster (initdb's, as user postgres,
+made once per machine in /var/cache/dm-pcm by tools/install-deps or by
+the host part before the VM boots: a minute of a TCG guest's CPU, two
+seconds of the host's; else by the guest, once per run), a server
+started by pg_ctl -w (fsync on, its unix socket in a directory
 of the run's, no TCP), pgbench -i, the page cache dropped, the device's
 counters reset, pgbench -T with a per-transaction log (-l), the server
 stopped, the file system unmounted and checked (fsck -fn) and the device
@@ -162,6 +165,61 @@ def pg_bin():
     return os.path.dirname(have[-1]) if have else None
 
 
+CACHE = '/var/cache/dm-pcm'   # tools/linux-source's too
+
+
+def template_path(b=None):
+    """Where the cluster initdb makes once per machine is kept: one per
+    PostgreSQL major version (the directory above bin/)."""
+    b = b or pg_bin()
+    return os.path.join(CACHE, f'pgdata-{os.path.basename(os.path.dirname(b))}')
+
+
+def template_ok(path):
+    return os.path.exists(os.path.join(path, 'pcm-template.ok'))
+
+
+def initdb(data, b=None, log=None):
+    """initdb of an empty directory @data, as user postgres (root runs it
+    through runuser; initdb refuses root), trust authentication, the C
+    locale; its command line."""
+    b = b or pg_bin()
+    cmd = (f'{"runuser -u postgres -- " if os.geteuid() == 0 else ""}{b}/initdb -D {data} '
+           '-A trust -U postgres -E UTF8 --locale=C')
+    subprocess.run(cmd + ' >/dev/null', shell=True, check=True)
+    return cmd
+
+
+def template():
+    """The cluster pcm-bench app copies onto each device, made here once
+    per machine (tools/install-deps calls this on the host: initdb takes
+    a minute of a TCG guest's CPU, two seconds of the host's), as user
+    postgres, in CACHE; its path, or None where it cannot be made (not
+    root, no PostgreSQL, a read-only CACHE: the guest runs initdb then)."""
+    b = pg_bin()
+    if not b:
+        return None
+    path = template_path(b)
+    if template_ok(path):
+        return path
+    if os.geteuid() != 0:
+        return None
+    tmp = path + '.tmp'
+    try:
+        os.makedirs(CACHE, exist_ok=True)
+        subprocess.run(['rm', '-rf', tmp], check=True)
+        os.mkdir(tmp, 0o700)
+        subprocess.run(['chown', 'postgres:', tmp], check=True)
+        cmd = initdb(tmp, b)
+        with open(os.path.join(tmp, 'pcm-template.ok'), 'w', encoding='utf-8') as fh:
+            fh.write(cmd.replace(tmp, path) + '\n')
+        subprocess.run(['rm', '-rf', path], check=True)
+        os.rename(tmp, path)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return path
+
+
 def missing_postgres():
     """Why pgbench cannot run here (a sentence), or None."""
     b = pg_bin()
@@ -219,8 +277,10 @@ def latency_figures(lat_us):
 def disk_stat(dev):
     """/sys/block/dm-N/stat of @dev (/dev/mapper/NAME): the block layer's
     view, for dm-linear too: ios and ms per reads, writes, flushes."""
-    real = os.path.basename(os.path.realpath(dev))
-    with open(f'/sys/block/{real}/stat', encoding='utf-8') as fh:
+    kname = subprocess.run(['dmsetup', 'info', '-c', '--noheadings', '-o', 'blkdevname',
+                            os.path.basename(dev)], check=True, text=True,
+                           stdout=subprocess.PIPE).stdout.strip()
+    with open(f'/sys/block/{kname}/stat', encoding='utf-8') as fh:
         f = [int(x) for x in fh.read().split()]
     f += [0] * (17 - len(f))
     return {'reads': f[0], 'read_ms': f[3], 'writes': f[4], 'write_ms': f[7],
@@ -249,8 +309,14 @@ class AppGuest:
         opts = (f'-k {SOCK} -c listen_addresses= -c fsync=on -c synchronous_commit=on '
                 f'-c max_wal_size={max(64, (self.spec.ramdisk >> 20) // 4)}MB')
         if action == 'start':
-            self.pg('pg_ctl', f'-w -t 600 -D {data} -l {WORK}/server.log -o "{opts}" start',
-                    as_postgres=True)
+            try:
+                self.pg('pg_ctl', f'-w -t 600 -D {data} -l {SOCK}/server.log -o "{opts}" '
+                        'start', as_postgres=True)
+            except RuntimeError:
+                if os.path.exists(f'{SOCK}/server.log'):
+                    with open(f'{SOCK}/server.log', encoding='utf-8', errors='replace') as fh:
+                        self.log('# the server\'s log: ' + ' | '.join(fh.read().splitlines()[-8:]))
+                raise
         else:
             self.pg('pg_ctl', f'-w -t 600 -D {data} -m fast stop', as_postgres=True)
 
@@ -270,18 +336,21 @@ class AppGuest:
         oh = self.g.overhead['write'] if pcm and self.g.overhead else None
         if oh is not None:   # a commit waits for its WAL's write: the write side's
             self.sh(f'dmsetup message {name} 0 set overhead_ns {oh}')
+        self.log(f'#   mkfs.ext4, the cluster copied, the server started')
         self.sh(f'mkfs.ext4 -q -F -b 4096 {path}')
         self.sh(f'mkdir -p {MOUNT} && mount {path} {MOUNT}')
         data = f'{MOUNT}/pgdata'
-        self.sh(f'mkdir -p {data} && chown postgres: {data} && chmod 700 {data}')
         t = time.monotonic()
-        self.pg('initdb', f'-D {data} -A trust -U postgres -E UTF8 --locale=C >/dev/null',
-                as_postgres=True)
-        t_initdb = time.monotonic() - t
+        # the run's cluster (initdb's, run() made or found it), the same
+        # on every device, copied: its I/O is not what is measured
+        self.sh(f'cp -a {self.cluster} {data} && rm -f {data}/pcm-template.ok && '
+                f'chown -R postgres: {data} && chmod 700 {data}')
+        t_copy = time.monotonic() - t
         self.server(data, 'start')
         r = {'device': dev, 'k': k, 'dilation': spec.dilation_of(dev) if pcm else None,
-             'overhead_ns': oh, 'table': info['table'], 'initdb_s': t_initdb}
+             'overhead_ns': oh, 'table': info['table'], 'copy_s': t_copy}
         try:
+            self.log(f'#   pgbench -i -s {spec.scale}')
             t = time.monotonic()
             self.pg('pgbench', f'-h {SOCK} -U postgres -i -q -s {spec.scale} postgres '
                     '>/dev/null 2>&1')
@@ -296,6 +365,7 @@ class AppGuest:
             logs = os.path.join(self.dir, 'logs')
             os.makedirs(logs, exist_ok=True)
             prefix = os.path.join(logs, f'd{k}')
+            self.log(f'#   pgbench -T {spec.duration}')
             t = time.monotonic()
             out = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
                           f'-c {spec.clients} -j {spec.threads} -T {spec.duration} -n -l '
@@ -330,6 +400,20 @@ class AppGuest:
         os.makedirs(WORK, exist_ok=True)
         self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
         runs = []
+        self.cluster = template_path(self.bin)
+        if template_ok(self.cluster):
+            self.log(f'# the cluster: {self.cluster} (initdb\'s, made once on this machine: '
+                     'tools/install-deps)')
+            self.g.commands.append(f'# {self.cluster}: ' + open(os.path.join(
+                self.cluster, 'pcm-template.ok'), encoding='utf-8').read().strip())
+        else:
+            self.cluster = f'{WORK}/cluster'
+            self.sh(f'rm -rf {self.cluster} && mkdir -m 700 {self.cluster} && '
+                    f'chown postgres: {self.cluster}')
+            t = time.monotonic()
+            self.g.commands.append(initdb(self.cluster, self.bin))
+            self.log(f'# initdb here: {time.monotonic() - t:.0f} s (tools/install-deps makes '
+                     f'it once per machine in {CACHE} where it can)')
         try:
             self.g.make_backing()
             self.g.calibrate()
@@ -601,7 +685,8 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          f'{"icount (guest time follows instructions)" if run.get("icount") else "no icount"}',
          f'- workload: {run["workload"]}; fsync on, synchronous_commit on; ext4 (4 KiB '
          f'blocks) over each device, a {run["ramdisk_mib"]} MiB {spec.backing} below; '
-         'initdb, pgbench -i, CHECKPOINT and the page cache dropped before each run',
+         'a copy of one initdb cluster, pgbench -i, CHECKPOINT and the page cache dropped '
+         'before each run',
          f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
          f'{run["wall_s"]:.0f} s)',
          f'- every figure below: {conditions(run)}', '',
@@ -631,7 +716,8 @@ def finish(spec, run_dir, draw_figs=True, **extra):
           if png else ['(not drawn: --no-figures)'])
     L += ['', '## Devices', '']
     for r in run['runs']:
-        L += [f'- `{r["device"]}`: `{r["table"]}`; initdb {r["initdb_s"]:.1f} s, pgbench -i '
+        L += [f'- `{r["device"]}`: `{r["table"]}`; the cluster copied {r["copy_s"]:.1f} s, '
+              f'pgbench -i '
               f'{r.get("init_s", 0):.1f} s, run {r.get("run_s", 0):.1f} s (guest clock); '
               f'fsck -fn exit {r["fsck_rc"]} ({" ".join(r["fsck"])}); removed: '
               f'{"yes" if r["removed"] else "no"}']
@@ -670,6 +756,8 @@ def host_run(args, spec, text):
     spec_copy = os.path.join(run_dir, 'spec.toml')
     with open(spec_copy, 'w', encoding='utf-8') as fh:
         fh.write(text)
+    cluster = template()
+    print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
     icount = not args.no_icount
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
     vm_opts += ['--icount'] if icount else []
