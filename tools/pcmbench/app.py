@@ -400,16 +400,19 @@ class AppGuest:
         os.makedirs(WORK, exist_ok=True)
         self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
         runs = []
-        self.cluster = template_path(self.bin)
-        if template_ok(self.cluster):
-            self.log(f'# the cluster: {self.cluster} (initdb\'s, made once on this machine: '
+        made = template_path(self.bin)
+        self.cluster = f'{WORK}/cluster'
+        self.sh(f'rm -rf {self.cluster}', record=False)
+        if template_ok(made):
+            # into the guest's memory once: a VM reads the host's files
+            # over 9p, slowly, a file at a time
+            self.g.commands.append(f'# {made}: ' + open(os.path.join(
+                made, 'pcm-template.ok'), encoding='utf-8').read().strip())
+            self.sh(f'cp -a {made} {self.cluster}')
+            self.log(f'# the cluster: {made} (initdb\'s, made once on this machine: '
                      'tools/install-deps)')
-            self.g.commands.append(f'# {self.cluster}: ' + open(os.path.join(
-                self.cluster, 'pcm-template.ok'), encoding='utf-8').read().strip())
         else:
-            self.cluster = f'{WORK}/cluster'
-            self.sh(f'rm -rf {self.cluster} && mkdir -m 700 {self.cluster} && '
-                    f'chown postgres: {self.cluster}')
+            self.sh(f'mkdir -m 700 {self.cluster} && chown postgres: {self.cluster}')
             t = time.monotonic()
             self.g.commands.append(initdb(self.cluster, self.bin))
             self.log(f'# initdb here: {time.monotonic() - t:.0f} s (tools/install-deps makes '
