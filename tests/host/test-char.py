@@ -1542,7 +1542,7 @@ def app_run_json(d):
              'overhead_ns': None, 'table': f'0 1 {dev}', 'copy_s': 1.0, 'init_s': 2.0,
              'run_s': 10.0, 'fsck_rc': 0, 'fsck': ['clean'], 'removed': True,
              'blk': {'reads': 50, 'read_ms': 5, 'writes': 1000, 'write_ms': 100,
-                     'flushes': 100, 'flush_ms': 0},
+                     'busy_ms': 2500, 'flushes': 100, 'flush_ms': 0},
              'pgbench': {'tps': tps, 'latency_avg_ms': lat_us / 1000, 'transactions': 100,
                          'failed': 0},
              'latency': app.latency_figures(app.read_logs(os.path.join(d, 'logs', f'd{k}')))}
@@ -1592,11 +1592,15 @@ def test_app_report():
     check(abs(onyx['model_write_us'] - 1000 * 8 / 4 / 100) < 1e-9 and
           abs(onyx['model_read_us'] - 50 * 4 / 4 / 100) < 1e-9,
           f'where the time went: {onyx["model_read_us"]} {onyx["model_write_us"]}')
-    check(none['verdict'] == 'host-bound' and 'dm-linear within 4 %' in none['reason'] and
+    check(none['verdict'] == 'host-bound' and '(1.04x)' in none['reason'] and
           onyx['verdict'] == 'device-bound' and lin['verdict'] == 'baseline',
           f'verdicts {[(r["verdict"], r["reason"]) for r in rs]}')
     check(onyx['rank_util_max_pct'] == 20 and onyx['rank_util_mean_pct'] == 15 and
-          onyx['write_iops'] == 1000 / (10 / 4), f'device view {onyx}')
+          onyx['write_iops'] == 1000 / (10 / 4) and onyx['busy_pct'] == 25,
+          f'device view {onyx}')
+    check(app.time_cell(onyx).startswith('busy 25 % of the run; reads 2 %, writes 98 % of its '
+                                         'modeled time (0 + 20 us per transaction)'),
+          app.time_cell(onyx))
     md = open(path).read()
     for sec in app.SECTIONS:
         check(f'\n{sec}\n' in md, f'section {sec}')

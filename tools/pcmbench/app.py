@@ -284,7 +284,7 @@ def disk_stat(dev):
         f = [int(x) for x in fh.read().split()]
     f += [0] * (17 - len(f))
     return {'reads': f[0], 'read_ms': f[3], 'writes': f[4], 'write_ms': f[7],
-            'flushes': f[14], 'flush_ms': f[15]}
+            'busy_ms': f[9], 'flushes': f[14], 'flush_ms': f[15]}
 
 
 class AppGuest:
@@ -355,16 +355,24 @@ class AppGuest:
             self.pg('pgbench', f'-h {SOCK} -U postgres -i -q -s {spec.scale} postgres '
                     '>/dev/null 2>&1')
             r['init_s'] = time.monotonic() - t
-            # the tables written back, the page cache dropped: the run starts
-            # cold and every block it needs comes from the device
+            # the tables written back, the server stopped, the file system
+            # mounted again (its page cache gone: the run starts cold and
+            # every block it needs comes from the device; not drop_caches,
+            # which would drop PostgreSQL's own programs too, and a VM
+            # reads them again over 9p, its clock jumping while it waits)
             self.pg('psql', f'-h {SOCK} -U postgres -q -c CHECKPOINT postgres')
-            self.sh('sync && echo 3 > /proc/sys/vm/drop_caches')
+            self.server(data, 'stop')
+            self.sh(f'umount {MOUNT} && mount {path} {MOUNT}')
+            self.server(data, 'start')
             if pcm:
                 self.sh(f'dmsetup message {name} 0 stats reset')
             before = disk_stat(path)
+            # the per-transaction logs in the guest's memory while it runs
+            # (the run's directory is the host's, over 9p, in a VM)
             logs = os.path.join(self.dir, 'logs')
             os.makedirs(logs, exist_ok=True)
-            prefix = os.path.join(logs, f'd{k}')
+            prefix = f'{WORK}/d{k}'
+            self.sh(f'rm -f {prefix}.*', record=False)
             self.log(f'#   pgbench -T {spec.duration}')
             t = time.monotonic()
             out = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
@@ -386,6 +394,8 @@ class AppGuest:
             fh.write(out + '\n')
         r['pgbench'] = parse_pgbench(out)
         r['latency'] = latency_figures(read_logs(prefix))
+        self.sh(f'for f in {prefix}.*; do xz -c "$f" > {logs}/"${{f##*/}}".xz && rm "$f"; done',
+                record=False)
         self.sh(f'umount {MOUNT}')
         fsck = subprocess.run(['fsck.ext4', '-fn', path], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
@@ -400,6 +410,13 @@ class AppGuest:
         os.makedirs(WORK, exist_ok=True)
         self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
         runs = []
+        # PostgreSQL's programs and libraries read once into the page cache
+        # (pcmbench.common.prefetch_fio's reason: a VM's reads over 9p idle
+        # an icount guest, whose clock jumps while the host answers)
+        self.sh(f'cat {self.bin}/* $(ldd {self.bin}/postgres {self.bin}/pgbench | '
+                "awk '$3 ~ /^\\// {print $3}') > /dev/null; "
+                f'cat $(find {os.path.dirname(os.path.dirname(self.bin))}/lib '
+                f'/usr/share/postgresql -type f 2>/dev/null) > /dev/null', record=False)
         made = template_path(self.bin)
         self.cluster = f'{WORK}/cluster'
         self.sh(f'rm -rf {self.cluster}', record=False)
@@ -475,14 +492,16 @@ def verdict(r, lin):
     from pcmchar import verdict as V
     if r['device'] == LINEAR:
         return {'verdict': 'baseline', 'reason': 'the ramdisk through dm-linear'}
-    st = r.get('status') or {}
-    held, late = st.get('held') or 0, st.get('late') or 0
-    if held and late > V.LATE_SHARE * held:
+    held, late = r.get('held') or 0, r.get('late') or 0
+    if not held:
+        return {'verdict': V.HOST_BOUND, 'reason': 'the device held no completion (it models '
+                'no time)'}
+    if late > V.LATE_SHARE * held:
         return {'verdict': V.HOST_BOUND, 'reason': f'{late} of {held} completions late'}
     tps, base = r['tps'], lin['tps'] if lin else None
-    if base and tps and abs(tps - base) <= V.LINEAR_NEAR * tps:
-        return {'verdict': V.HOST_BOUND, 'reason': f'dm-linear within '
-                f'{abs(base / tps - 1) * 100:.0f} % (at most {V.LINEAR_NEAR * 100:g} %)'}
+    if base and tps and tps >= base * (1 - V.LINEAR_NEAR):
+        return {'verdict': V.HOST_BOUND, 'reason': f'dm-linear\'s TPS within '
+                f'{V.LINEAR_NEAR * 100:g} % of it or below ({base / tps:.2f}x)'}
     why = f'{base / tps:.2f}x dm-linear\'s time per transaction' if base and tps else \
         'no dm-linear to compare'
     return {'verdict': 'device-bound', 'reason': why}
@@ -512,6 +531,8 @@ def rows(run):
         secs = r['run_s'] / k
         st = r.get('status')
         b = r['blk']
+        if b.get('busy_ms') is not None and r['run_s']:
+            row['busy_pct'] = b['busy_ms'] / 1000 / r['run_s'] * 100
         row['read_iops'], row['write_iops'] = b['reads'] / secs, b['writes'] / secs
         row['flushes_per_txn'] = b['flushes'] / row['transactions'] if row['transactions'] \
             else None
@@ -534,7 +555,7 @@ def rows(run):
     return out
 
 
-TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
+TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'busy_pct', 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
                 'lat_p99_us', 'lat_p99.9_us', 'lat_max_us', 'model_read_us', 'model_write_us',
                 'blk_read_us', 'blk_write_us', 'blk_flush_us', 'read_iops', 'write_iops',
                 'flushes_per_txn', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
@@ -551,20 +572,29 @@ def fmt(v, unit=''):
 
 
 def time_cell(row):
-    """Where the time went, per transaction: the device's modeled reads and
-    writes against the transaction's mean latency (a client waits for its
-    own I/O only: the rest is CPU, locks and the other clients)."""
-    lat = row.get('lat_mean_us')
-    if row.get('model_read_us') is not None and lat:
+    """Where the time went: the share of the run the device was busy (the
+    block layer's io_ticks: at least one request in flight), and how its
+    requests' time split between reads and writes: the modeled time
+    (status: requests x modeled mean, which includes their queueing;
+    requests overlap, so it is a split, not a sum of the run) per
+    transaction; flushes as counted (brd below advertises no volatile
+    cache, so an fsync is its writes and no flush reaches the device)."""
+    out = []
+    if row.get('busy_pct') is not None:
+        out.append(f'busy {row["busy_pct"]:.0f} % of the run')
+    if row.get('model_read_us') is not None:
         rd, wr = row['model_read_us'], row['model_write_us']
-        return (f'device {rd + wr:.0f} us/txn: reads {rd:.0f}, writes {wr:.0f} '
-                f'({(rd + wr) / lat * 100:.0f} % of the latency; writes '
-                f'{wr / (rd + wr) * 100 if rd + wr else 0:.0f} % of the device\'s time)')
-    if row.get('blk_write_us') is not None and lat:
-        rd, wr, fl = row['blk_read_us'], row['blk_write_us'], row['blk_flush_us']
-        return (f'in flight {rd + wr:.0f} us/txn: reads {rd:.0f}, writes {wr:.0f}, '
-                f'flushes {fl:.0f} (block layer)')
-    return '-'
+        if rd + wr:
+            out.append(f'reads {rd / (rd + wr) * 100:.0f} %, writes {wr / (rd + wr) * 100:.0f} % '
+                       f'of its modeled time ({rd:,.0f} + {wr:,.0f} us per transaction)')
+        else:
+            out.append('no modeled time')
+    elif row.get('blk_write_us') is not None:
+        rd, wr = row['blk_read_us'], row['blk_write_us']
+        out.append(f'in flight: reads {rd:,.0f} + writes {wr:,.0f} us per transaction')
+    if row.get('flushes_per_txn') is not None:
+        out.append(f'flushes {row["flushes_per_txn"]:.2g} per transaction')
+    return '; '.join(out) or '-'
 
 
 def conditions(run):
@@ -669,13 +699,8 @@ SECTIONS = ('## The answer', '## Latency', '## The device\'s view', '## Figure',
 def finish(spec, run_dir, draw_figs=True, **extra):
     """report.md, app-table.csv/.json and the figure from run.json (@extra
     added to it first); (report path, rows, run, png or None)."""
-    path = os.path.join(run_dir, 'run.json')
-    with open(path, encoding='utf-8') as fh:
-        run = json.load(fh)
-    if extra:
-        run.update(extra)
-        with open(path, 'w', encoding='utf-8') as fh:
-            json.dump(run, fh, indent=1)
+    from pcmchar import report
+    run = report.update_run(run_dir, extra)
     rs = rows(run)
     write_table(run_dir, rs)
     png = draw(rs, run, os.path.join(run_dir, 'figures')) if draw_figs else None
@@ -697,11 +722,12 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          'How much of a device\'s advantage survives a database: TPS and the latency of a '
          'transaction (pgbench\'s per-transaction log) on each device, against dm-linear over '
          'the same ramdisk, and where the time went: the device\'s own modeled time for the '
-         'reads and the writes a transaction caused (status counters: requests x modeled mean '
-         'latency, / transactions) beside the transaction\'s latency; what is left is the '
-         'host\'s (PostgreSQL\'s CPU, locks, the other clients).  Verdict: host-bound where '
-         'dm-linear\'s TPS is within 20 % of the device\'s (or over 1 % of its completions '
-         'were late), else device-bound.  The same table with every column: '
+         'the share of the run the device was busy (the block layer\'s io_ticks) and how its '
+         'requests\' modeled time (status counters: requests x modeled mean latency, queueing '
+         'included; requests overlap) split between reads and writes, per transaction.  '
+         'Verdict: host-bound where the device models no time, over 1 % of its completions '
+         'were late, or dm-linear\'s TPS is within 20 % of the device\'s or below it (the '
+         'host: PostgreSQL\'s CPU, the guest\'s clock); else device-bound.  The same table with every column: '
          '[app-table.csv](app-table.csv), [app-table.json](app-table.json).', '']
     L += table_lines(rs)
     L += ['', '## Latency', '', 'Per transaction, from pgbench -l\'s logs (logs/dK.*), us on '
