@@ -62,7 +62,7 @@ def check(what, cond):
 check('two devices, in order', [r['device'] for r in run['runs']] == ['preset:none', 'preset:onyx'])
 check('--short: 2 clients for 1 s', 'scale 1, 2 clients, 1 thread, 1 s (--short)' in run['workload'])
 cmds = '\n'.join(run['commands'])
-for what in ('runuser -u postgres -- ', '/initdb -D /tmp/pcm-app/mnt/pgdata',
+for what in ('runuser -u postgres -- ', '/initdb -D ', 'cp -a /tmp/pcm-app/cluster /tmp/pcm-app/mnt/pgdata',
              'pg_ctl -w -t 600 -D /tmp/pcm-app/mnt/pgdata', '-c fsync=on',
              ' start', ' -m fast stop', 'pgbench -h /tmp/pcm-app/sock -U postgres -i',
              'mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut', 'fsck.ext4 -fn /dev/mapper/char-dut'):

@@ -413,10 +413,10 @@ class AppGuest:
         # PostgreSQL's programs and libraries read once into the page cache
         # (pcmbench.common.prefetch_fio's reason: a VM's reads over 9p idle
         # an icount guest, whose clock jumps while the host answers)
-        self.sh(f'cat {self.bin}/* $(ldd {self.bin}/postgres {self.bin}/pgbench | '
-                "awk '$3 ~ /^\\// {print $3}') > /dev/null; "
-                f'cat $(find {os.path.dirname(os.path.dirname(self.bin))}/lib '
-                f'/usr/share/postgresql -type f 2>/dev/null) > /dev/null', record=False)
+        b = self.bin
+        self.sh(f'cat {b}/postgres {b}/pg_ctl {b}/pgbench {b}/psql {b}/../lib/plpgsql.so '
+                f'$(ldd {b}/postgres {b}/pgbench {b}/psql | '
+                "awk '$3 ~ /^\\// {print $3}') > /dev/null", record=False)
         made = template_path(self.bin)
         self.cluster = f'{WORK}/cluster'
         self.sh(f'rm -rf {self.cluster}', record=False)
