@@ -663,9 +663,12 @@ def draw(rs, run, outdir):
     for i, r in enumerate(rs):
         ax.annotate(fmt(r['tps']), (i, r['tps'] or 0), ha='center', va='bottom', fontsize=8)
     ax.set_ylabel('transactions per second (device clock)')
-    ax.set_title(f'pgbench on ext4 over each device: {run["workload"]}\n'
-                 f'{figures.conditions_line({"clock": clock.name(run.get("icount")), "dilation": run.get("dilation") or 1, "calibration": report_cal(run)})}',  # noqa: E501
-                 fontsize=8)
+    import textwrap
+    cond = figures.conditions_line({'clock': clock.name(run.get('icount')),
+                                    'dilation': run.get('dilation') or 1,
+                                    'calibration': report_cal(run)})
+    ax.set_title(f'pgbench on ext4 over each device: {run["workload"]}\n' +
+                 textwrap.fill(cond, 100), fontsize=8)
     fig.tight_layout()
     png = os.path.join(outdir, 'app-tps.png')
     fig.savefig(png)
