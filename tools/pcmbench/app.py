@@ -716,15 +716,15 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          f'{"icount (guest time follows instructions)" if run.get("icount") else "no icount"}',
          f'- workload: {run["workload"]}; fsync on, synchronous_commit on; ext4 (4 KiB '
          f'blocks) over each device, a {run["ramdisk_mib"]} MiB {spec.backing} below; '
-         'a copy of one initdb cluster, pgbench -i, CHECKPOINT and the page cache dropped '
-         'before each run',
+         'a copy of one initdb cluster, pgbench -i, CHECKPOINT and the file system\'s page '
+         'cache emptied before each run',
          f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
          f'{run["wall_s"]:.0f} s)',
          f'- every figure below: {conditions(run)}', '',
          '## The answer', '',
          'How much of a device\'s advantage survives a database: TPS and the latency of a '
          'transaction (pgbench\'s per-transaction log) on each device, against dm-linear over '
-         'the same ramdisk, and where the time went: the device\'s own modeled time for the '
+         'the same ramdisk, and where the time went: '
          'the share of the run the device was busy (the block layer\'s io_ticks) and how its '
          'requests\' modeled time (status counters: requests x modeled mean latency, queueing '
          'included; requests overlap) split between reads and writes, per transaction.  '
