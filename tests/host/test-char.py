@@ -709,7 +709,7 @@ def test_bench_cli():
     sys.path.insert(0, os.path.join(TOP, 'tools'))
     from pcmbench import main as bmain
     modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
-             'counters', 'characterize')
+             'counters', 'characterize', 'app')
     res = bench('--help')
     check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
           f'--help lists the modes: {res.stdout[-800:]!r}')
@@ -1555,6 +1555,177 @@ def test_rank_heatmap():
           'none recorded')
 
 
+APP_SPEC = '''
+name = "app-t"
+scale = 1
+clients = 4
+duration = 5
+ramdisk = "256m"
+devices = ["preset:none", "preset:onyx"]
+[short]
+clients = 2
+duration = 1
+'''
+
+
+def test_app_spec():
+    """pcm-bench app's spec (tools/pcmbench/app.py): the settings, --short's
+    [short] over them, and every bad spec refused with the field and what
+    it allows; on the command line refused before any VM boots, with no
+    run directory made."""
+    from pcmbench import app
+    s = app.loads(APP_SPEC, tables=True)
+    check((s.name, s.workload, s.scale, s.clients, s.threads, s.duration, s.devices()) ==
+          ('app-t', 'tpcb-like', 1, 4, 1, 5, ['preset:none', 'preset:onyx', 'dm-linear']),
+          f'settings: {vars(s)}')
+    s = app.loads(APP_SPEC, short=True)
+    check((s.clients, s.duration, s.short) == (2, 1, True) and '(--short)' in s.describe(),
+          f'--short: {s.describe()}')
+    s = app.loads(APP_SPEC.replace('name = "app-t"', 'dilation = 16'), 'x', tables=True)
+    check(s.table_words('preset:onyx') == 'preset:onyx dilation:16' and
+          s.dilation_of('dm-linear') == 1, 'dilation:K on every dm-pcm device')
+    pg = os.path.join(TOP, 'tools', 'app', 'pgbench.toml')
+    s = app.loads(open(pg).read(), 'pgbench', tables=True)
+    check(s.devices() == ['preset:none', 'preset:pss', 'preset:onyx', 'preset:optane',
+                          'dm-linear'] and s.dilation == 16, f'tools/app/pgbench.toml: {vars(s)}')
+    bad = (('workload = "tpcc"', 'workload', "'tpcc' (allowed: tpcb-like, simple-update, "
+            'select-only)'),
+           ('clients = 0', 'clients', '0 (allowed: an integer from 1 to 64)'),
+           ('clients = 3\nthreads = 2', 'threads', 'a divisor of clients'),
+           ('duration = 0', 'duration', 'an integer from 1 to 3600'),
+           ('scale = 40', 'ramdisk', 'at least 1408 MiB'),
+           ('devices = []', 'devices', 'missing'),
+           ('devices = ["linear"]', 'devices[0]', 'dm-linear is the baseline'),
+           ('devices = ["preset:psss"]', 'devices[0]', 'the module refuses it'),
+           ('bogus = 1', 'bogus', 'unknown key'),
+           ('[short]\nclients = 0', 'short.clients', 'an integer from 1 to 64'),
+           ('[short]\nwarmup = 1', 'short.warmup', 'unknown key'))
+    for line, field, msg in bad:
+        text = '\n'.join(x for x in APP_SPEC.splitlines() if x.split(' = ')[0] not in
+                         (line.split(' = ')[0], '[short]') and not x.startswith(('clients = 2',
+                                                                                'duration = 1')))
+        text = f'{line}\n{text}' if not line.startswith('[') else f'{text}\n{line}\n'
+        try:
+            app.loads(text, tables=True, short=True)
+            check(False, f'{line!r} accepted')
+        except spec.SpecError as e:
+            check(e.field == field and msg in str(e), f'{line!r}: {e}')
+    text = '\n'.join(x for x in APP_SPEC.splitlines() if not x.startswith('devices'))
+    try:
+        app.loads(text)
+        check(False, 'no devices: accepted')
+    except spec.SpecError as e:
+        check(e.field == 'devices' and 'missing' in str(e), f'no devices: {e}')
+    # on the command line: refused before a VM boots (exit 2, the message,
+    # no run directory)
+    out = os.path.join(WORK, 'out-app')
+    for line, msg in (('workload = "tpcc"', "workload: 'tpcc' (allowed: tpcb-like"),
+                      ('clients = 0', 'clients: 0 (allowed: an integer from 1 to 64)'),
+                      ('devices = []', 'devices: missing')):
+        path = os.path.join(WORK, 'bad-app.toml')
+        with open(path, 'w') as fh:
+            fh.write(line + '\n' + '\n'.join(x for x in APP_SPEC.splitlines()
+                                             if x.split(' = ')[0] != line.split(' = ')[0]))
+        res = bench('--outdir', out, 'app', path)
+        check(res.returncode == 2 and f'{path}: {msg}' in res.stderr,
+              f'pcm-bench app {line}: {res.returncode} {res.stderr[-400:]!r}')
+    res = bench('--outdir', out, 'app')
+    check(res.returncode == 2 and 'app needs a SPEC' in res.stderr, f'no spec {res}')
+    check(not os.path.exists(out), 'no run directory')
+    res = bench('app', '--help')
+    check(res.returncode == 0 and 'pgbench' in res.stdout and '--short' in res.stdout and
+          '--no-figures' in res.stdout, f'app --help: {res.stdout[:300]!r}')
+
+
+def app_run_json(d):
+    """A run.json as the guest writes it: two dm-pcm devices and dm-linear,
+    at dilation 4; pgbench's logs beside it."""
+    from pcmbench import app
+    os.makedirs(os.path.join(d, 'logs'), exist_ok=True)
+    runs = []
+    for k, (dev, tps, lat_us) in enumerate((('preset:none', 100.0, 40000),
+                                            ('preset:onyx', 50.0, 80000),
+                                            ('dm-linear', 104.0, 38000))):
+        lats = [lat_us + i * 10 for i in range(100)]
+        with open(os.path.join(d, 'logs', f'd{k}.123'), 'w') as fh:
+            fh.writelines(f'{i % 4} {i} {v} 0 1795792679 {i}\n' for i, v in enumerate(lats))
+        r = {'device': dev, 'k': k, 'dilation': None if dev == 'dm-linear' else 4,
+             'overhead_ns': None, 'table': f'0 1 {dev}', 'copy_s': 1.0, 'init_s': 2.0,
+             'run_s': 10.0, 'fsck_rc': 0, 'fsck': ['clean'], 'removed': True,
+             'blk': {'reads': 50, 'read_ms': 5, 'writes': 1000, 'write_ms': 100,
+                     'busy_ms': 2500, 'flushes': 100, 'flush_ms': 0},
+             'pgbench': {'tps': tps, 'latency_avg_ms': lat_us / 1000, 'transactions': 100,
+                         'failed': 0},
+             'latency': app.latency_figures(app.read_logs(os.path.join(d, 'logs', f'd{k}')))}
+        if dev != 'dm-linear':
+            r['status'] = {'reads': 50, 'writes': 1000, 'read_lat_mean_ns': 4000,
+                           'write_lat_mean_ns': 8000, 'gap_moves': 7, 'ecc_corrected_bits': 0,
+                           'wear_max': 0, 'wear_mean': 0, 'write_bytes': 4096000,
+                           'read_bytes': 204800, 'held': 1050, 'late': 0, 'flushes': 100}
+            r['ranks'] = {'per_rank': [{'util_ppm': 200000}, {'util_ppm': 100000}]}
+        runs.append(r)
+    run = {'kernel': '6.12.0', 'cpus': 1, 'postgres': 'postgres (PostgreSQL) 15.18',
+           'pgbench': 'pgbench 15.18', 'date': '2026-11-27T00:00:00Z', 'backing': '/dev/ram0',
+           'ramdisk_mib': 256, 'workload': 'pgbench tpcb-like, scale 1, 4 clients, 1 thread, '
+           '5 s', 'runs': runs, 'commands': ['mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut'],
+           'wall_s': 60.0, 'dilation': 4, 'calibration': None}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(APP_SPEC)
+
+
+def test_app_report():
+    """pcm-bench app's report from a run.json: the per-transaction logs'
+    percentiles, the figures on the device's clock (TPS x K, latencies /
+    K), where the time went from the status counters, the verdicts, every
+    section, app-table.csv, and the figure with its CSV."""
+    from pcmbench import app
+    lat = app.latency_figures(list(range(1, 1001)))
+    check((lat['n'], lat['mean_us'], lat['p50_us'], lat['p99_us'], lat['p99.9_us'],
+           lat['max_us']) == (1000, 500.5, 500, 990, 999, 1000), f'percentiles {lat}')
+    pg = app.parse_pgbench('number of transactions actually processed: 1234\n'
+                           'number of failed transactions: 0 (0.000%)\n'
+                           'latency average = 3.241 ms\n'
+                           'initial connection time = 12.5 ms\n'
+                           'tps = 1234.567890 (without initial connection time)\n')
+    check(pg == {'tps': 1234.56789, 'latency_avg_ms': 3.241, 'transactions': 1234.0,
+                 'failed': 0.0}, f'pgbench summary {pg}')
+    d = os.path.join(WORK, 'app-run')
+    app_run_json(d)
+    s = app.loads(APP_SPEC)
+    path, rs, run, png = app.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
+    by = {r['device']: r for r in rs}
+    none, onyx, lin = by['preset:none'], by['preset:onyx'], by['dm-linear']
+    check(none['tps'] == 400 and lin['tps'] == 416 and none['lat_mean_us'] == 40495 / 4,
+          f'x K and / K, dm-linear at the run\'s K: {none["tps"]} {lin["tps"]} '
+          f'{none["lat_mean_us"]}')
+    check(abs(onyx['model_write_us'] - 1000 * 8 / 4 / 100) < 1e-9 and
+          abs(onyx['model_read_us'] - 50 * 4 / 4 / 100) < 1e-9,
+          f'where the time went: {onyx["model_read_us"]} {onyx["model_write_us"]}')
+    check(none['verdict'] == 'host-bound' and '(1.04x)' in none['reason'] and
+          onyx['verdict'] == 'device-bound' and lin['verdict'] == 'baseline',
+          f'verdicts {[(r["verdict"], r["reason"]) for r in rs]}')
+    check(onyx['rank_util_max_pct'] == 20 and onyx['rank_util_mean_pct'] == 15 and
+          onyx['write_iops'] == 1000 / (10 / 4) and onyx['busy_pct'] == 25,
+          f'device view {onyx}')
+    check(app.time_cell(onyx).startswith('busy 25 % of the run; reads 2 %, writes 98 % of its '
+                                         'modeled time (0 + 20 us per transaction)'),
+          app.time_cell(onyx))
+    md = open(path).read()
+    for sec in app.SECTIONS:
+        check(f'\n{sec}\n' in md, f'section {sec}')
+    check('clock: icount; dilation: 4' in md and 'calibration: uncalibrated' in md,
+          'conditions')
+    rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
+    check([r['device'] for r in rows] == ['preset:none', 'preset:onyx', 'dm-linear'],
+          'app-table.csv')
+    check(png and os.path.getsize(png[0]) > 1000 and
+          open(png[1]).read().startswith('device,tps,'), f'figure {png}')
+    text = app.headline(rs, run)
+    check(text.startswith('clock: icount; dilation: 4') and 'device-bound' in text, text)
+
+
 def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
@@ -1565,7 +1736,7 @@ def main():
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
-        test_bench_counters)
+        test_bench_counters, test_app_spec, test_app_report)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

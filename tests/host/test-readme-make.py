@@ -49,7 +49,7 @@ def dry(cmd):
     # the build itself runs for real: make -n would still descend into the
     # kernel's kbuild, which fails on an output directory -n did not make
     targets = [a for a in argv[1:] if '=' not in a and not a.startswith('-')]
-    real = targets in ([], ['module'])
+    real = targets in ([], ['module'], ['module-bare'])
     # make install runs for real too, under a scratch DESTDIR (make -n
     # would run kbuild's modules_install, which makes directories)
     stage = None

@@ -31,8 +31,8 @@ import sys
 import time
 
 from pcmlib import clock, vm, words as pwords
-from . import (barriers, bigdev, calibrate, characterize, counters, ecc, passthrough, scaling,
-               startgap, timing)
+from . import (app, barriers, bigdev, calibrate, characterize, counters, ecc, passthrough,
+               scaling, startgap, timing)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
@@ -51,7 +51,9 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'bigdev': {'rounds', 'cpus'},
         'counters': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
-                         'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'}}
+                         'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'},
+        'app': {'cpus', 'no_icount', 'run_dir', 'dilation', 'calibrate', 'overhead_ns', 'short',
+                'figures'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 # the modes whose devices run at a dilation (default: pcmlib/clock.py's)
 DILATED = ('timing', 'calibrate')
@@ -65,10 +67,14 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'bigdev': 'dm-pcm over a 1 TiB NVMe namespace: create time, memory, move_gap',
          'counters': 'what the counters and tracepoints (disabled) cost: dm-pcm against '
                      'the same module without them, same boot',
-         'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report'}
+         'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report',
+         'app': 'PostgreSQL\'s pgbench on ext4 over each device: TPS, latency, where the time '
+                'went'}
 USAGE = ('pcm-bench [OPTIONS] MODE [OPTIONS]\n'
          '       pcm-bench [OPTIONS] characterize SPEC [--trace] [--redraw [--run-dir DIR]]\n'
          '                 [--dilation K] [--calibrate | --no-calibrate | --overhead-ns R[,W]]\n'
+         '       pcm-bench [OPTIONS] app SPEC [--short] [--no-figures] [--dilation K]\n'
+         '                 [--calibrate | --no-calibrate | --overhead-ns R[,W]]\n'
          '       pcm-bench MODE --help')
 
 
@@ -192,6 +198,11 @@ def add_options(p, shown=None):
         'every device of the spec models it')
     arg('destroy_data', '--destroy-data', action='store_true',
         help='characterize --backing-dev: yes, overwrite DEV')
+    arg('short', '--short', action='store_true',
+        help='app: the spec\'s [short] settings (scale, clients, threads, duration): the VM '
+        'suite\'s run')
+    arg('figures', '--no-figures', action='store_false', default=True,
+        help='app: draw no PNG (matplotlib under TCG takes minutes)')
     arg('trace', '--trace', action='store_true',
         help='characterize: blktrace on the device and its backing device around every run '
         '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
@@ -230,10 +241,12 @@ def build_parser():
     sub = ap.add_subparsers(dest='mode', required=True, metavar='MODE',
                             title='modes (pcm-bench MODE --help says more)')
     parsers = {}
-    for mod in list(MODES.values()) + [characterize]:
+    for mod in list(MODES.values()) + [characterize, app]:
         p = sub.add_parser(mod.NAME, help=SHORT[mod.NAME], prog=f'pcm-bench {mod.NAME}',
-                           description=f'pcm-bench {mod.NAME}: {mod.HELP}')
-        if mod is characterize:
+                           description=f'pcm-bench {mod.NAME}: {mod.HELP}',
+                           formatter_class=argparse.RawDescriptionHelpFormatter
+                           if mod is app else argparse.HelpFormatter)
+        if mod in (characterize, app):
             p.add_argument('spec', nargs='?', metavar='SPEC', help='the spec file (TOML)')
         add_options(p, USES[mod.NAME])
         parsers[mod.NAME] = p
@@ -260,6 +273,8 @@ def main(argv=None):
                      f'divide the {RAM_MIB - 1} MiB fio covers')
     if args.mode == 'characterize':
         return characterize.run(args, mp)
+    if args.mode == 'app':
+        return app.run(args, mp)
     if args.trace or args.redraw or args.backing_dev:
         mp.error(f'{args.mode} takes no SPEC, --trace nor --backing-dev (characterize does)')
     if (args.dilation is not None and args.mode not in DILATED) or \

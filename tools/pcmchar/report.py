@@ -480,6 +480,19 @@ def write(path, spec, spec_text, run, res, figs, rows):
         fh.write('\n'.join(L))
 
 
+def update_run(run_dir, extra):
+    """run_dir/run.json, as the guest wrote it, with @extra (the host's
+    wall time, icount) added and written back; the dict."""
+    path = os.path.join(run_dir, 'run.json')
+    with open(path, encoding='utf-8') as fh:
+        run = json.load(fh)
+    if extra:
+        run.update(extra)
+        with open(path, 'w', encoding='utf-8') as fh:
+            json.dump(run, fh, indent=1)
+    return run
+
+
 def finish(spec, run_dir, draw=True, **extra):
     """A run's statistics, figures and report, from what its guest wrote
     (run.json, raw/); extra (the host's wall time, icount) is added to
@@ -488,13 +501,7 @@ def finish(spec, run_dir, draw=True, **extra):
     draw=False: no figure (importing matplotlib and drawing take minutes
     under TCG, where the VM suite runs the demo natively).
     Returns (report path, figures, headline rows, run)."""
-    path = os.path.join(run_dir, 'run.json')
-    with open(path, encoding='utf-8') as fh:
-        run = json.load(fh)
-    if extra:
-        run.update(extra)
-        with open(path, 'w', encoding='utf-8') as fh:
-            json.dump(run, fh, indent=1)
+    update_run(run_dir, extra)
     run, res = R.load_run(spec, run_dir)
     R.write_points_csv(os.path.join(run_dir, 'points.csv'), res,
                        {'clock': clock_of(run), 'calibration': calibration_text(run)})

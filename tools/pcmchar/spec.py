@@ -180,7 +180,45 @@ def default(name):
     return [None if d is None else check(name, d)]
 
 
-class Spec:
+class Clocked:
+    """What a spec of dm-pcm devices on the run's clock has, whatever it
+    runs on them (characterize's fio points, pcm-bench app's database):
+    self.dilation and self.tables, set by the subclass."""
+
+    def check_tables(self, field, v):
+        """With tables: each device's words through the module's parser."""
+        if not self.tables:
+            return
+        from pcmlib import libpcm
+        for i, own in enumerate(v if isinstance(v, list) else [v]):
+            words = self.table_words(own)    # with the run's dilation:K
+            try:
+                reason = libpcm.check_words(words)
+            except libpcm.PcmError as e:     # no library: say so, do not guess
+                raise SpecError(field, f'cannot check {words!r} with libpcm: {e}') from e
+            if reason:
+                raise SpecError(f'{field}[{i}]' if isinstance(v, list) else field,
+                                f'{own!r}: the module refuses it: {reason}',
+                                'the words of tools/pcmctl params, as in the .rst\'s '
+                                '"Table line"')
+
+    def dilation_of(self, dev):
+        """K of device @dev (table words): its own dilation word, else the
+        spec's; 1 for the baseline."""
+        if dev in ('linear', 'dm-linear'):
+            return 1
+        own = pwords.word_value(dev, 'dilation')
+        return int(own) if own and own.isdigit() else self.dilation
+
+    def table_words(self, dev):
+        """The words @dev is created with: its own, and dilation:K where
+        the spec's K is not 1 and the device gives none."""
+        if self.dilation == 1 or pwords.word_value(dev, 'dilation') is not None:
+            return dev
+        return f'{dev} dilation:{self.dilation}'
+
+
+class Spec(Clocked):
     """The parsed spec: settings and the points, in the order they run."""
 
     def __init__(self, data, name, tables=False):
@@ -244,23 +282,6 @@ class Spec:
                     points.append(Point(len(points) + 1, sweep_name, p))
         return points
 
-    def check_tables(self, field, v):
-        """With tables: each device's words through the module's parser."""
-        if not self.tables:
-            return
-        from pcmlib import libpcm
-        for i, own in enumerate(v if isinstance(v, list) else [v]):
-            words = self.table_words(own)    # with the run's dilation:K
-            try:
-                reason = libpcm.check_words(words)
-            except libpcm.PcmError as e:     # no library: say so, do not guess
-                raise SpecError(field, f'cannot check {words!r} with libpcm: {e}') from e
-            if reason:
-                raise SpecError(f'{field}[{i}]' if isinstance(v, list) else field,
-                                f'{own!r}: the module refuses it: {reason}',
-                                'the words of tools/pcmctl params, as in the .rst\'s '
-                                '"Table line"')
-
     def check_point(self, field, p):
         if p['region'] < 100 and p['rw'] not in RANDOM:
             raise SpecError(field + 'region', f'{p["region"]} with rw {p["rw"]!r}: '
@@ -276,21 +297,6 @@ class Spec:
             raise SpecError(field + 'size', f'{p["threads"]} x {size_word(p["size"])} '
                             f'over a ramdisk of {size_word(self.ramdisk)}',
                             'threads x size at most half the ramdisk')
-
-    def dilation_of(self, dev):
-        """K of device @dev (table words): its own dilation word, else the
-        spec's; 1 for the baseline."""
-        if dev in ('linear', 'dm-linear'):
-            return 1
-        own = pwords.word_value(dev, 'dilation')
-        return int(own) if own and own.isdigit() else self.dilation
-
-    def table_words(self, dev):
-        """The words @dev is created with: its own, and dilation:K where
-        the spec's K is not 1 and the device gives none."""
-        if self.dilation == 1 or pwords.word_value(dev, 'dilation') is not None:
-            return dev
-        return f'{dev} dilation:{self.dilation}'
 
     def devices(self):
         """Every device of the run: the baseline (dm-linear) last."""

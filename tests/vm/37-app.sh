@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# pcm-bench app end to end (tools/pcmbench/app.py): PostgreSQL's pgbench
+# on ext4 over preset:none and preset:onyx, as "pcm-bench app --native"
+# runs it on a real host (--short: the spec's [short] settings, 2 clients
+# for 1 s; --no-build: the module built for this kernel; --outdir: the
+# tree is read-only here; --no-figures: matplotlib under TCG takes
+# minutes, and test-char.py draws the figure on the host; --no-calibrate:
+# the calibration is characterize's code, run by 23; here, not under
+# icount: dilation 1).  For each device: initdb and the server as user
+# postgres, pgbench -i and the run, the server down, fsck -fn clean, the
+# device removed; then the report has every section and run.json the
+# figures it is made of (transactions, per-transaction latencies, the
+# device's counters and its ranks).
+# Cost: 434 s at PCM_SCALE=25 on 6.12 under TCG on a 2-core host shared
+# with four other VMs (113 s before the first device: the host part, the
+# programs and the cluster read over 9p, the ramdisk; ~95 s per device:
+# mkfs, the copy, the server started twice, pgbench -i, fsck), over the
+# 120 s make check's budget allows it; not yet measured on a quiet host.
+. "$(dirname "$0")/lib.sh"
+
+PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+[ -x "$PGBIN/pgbench" ] || skip_all "PostgreSQL not installed (tools/install-deps)"
+id postgres >/dev/null 2>&1 || skip_all "no user postgres (Debian's postgresql package makes it)"
+out=/tmp/app
+rm -rf $out
+cat > /tmp/app-test.toml <<'TOML'
+name = "app-test"
+scale = 1
+clients = 4
+duration = 5
+ramdisk = "160m"
+baseline = false
+devices = ["preset:none", "preset:onyx"]
+[short]
+clients = 2
+duration = 1
+TOML
+start=$SECONDS
+"$PCM_ROOT"/tools/pcm-bench app --native --no-build --no-figures --no-calibrate --short \
+	--outdir $out /tmp/app-test.toml > /tmp/app.out 2>&1
+rc=$?
+sed 's/^/# app: /' /tmp/app.out
+note "pcm-bench app --short: $((SECONDS - start)) s"
+expect_eq "pcm-bench app --native --short exits 0" "$rc" 0
+dir=$out/app/app-test-$(uname -r)
+[ -s $dir/run.json ] || { fail "run.json written in $dir"; finish; }
+expect "it printed the table: a row per device, TPS and a verdict" \
+	bash -c "grep -q '^clock: real time; dilation: 1 ' /tmp/app.out &&
+		grep -Eq '^preset:none +[0-9,.]+ .*(device-bound|host-bound)' /tmp/app.out &&
+		grep -Eq '^preset:onyx +[0-9,.]+ .*(device-bound|host-bound)' /tmp/app.out &&
+		grep -q '^report: $dir/report.md' /tmp/app.out"
+expect "no server left running, nothing mounted, no device left" \
+	bash -c "! pgrep -x postgres && ! mountpoint -q /tmp/pcm-app/mnt &&
+		! dmsetup info char-dut >/dev/null 2>&1"
+
+expect "run.json: each device ran pgbench end to end, fsck clean, removed" \
+	py - $dir <<'PY'
+import json, os, sys
+d = sys.argv[1]
+run = json.load(open(os.path.join(d, 'run.json')))
+ok = True
+def check(what, cond):
+    global ok
+    print(f"# {'ok' if cond else 'FAILED'}: {what}")
+    ok &= bool(cond)
+check('two devices, in order', [r['device'] for r in run['runs']] == ['preset:none', 'preset:onyx'])
+check('--short: 2 clients for 1 s', 'scale 1, 2 clients, 1 thread, 1 s (--short)' in run['workload'])
+cmds = '\n'.join(run['commands'])
+for what in ('runuser -u postgres -- ', '/initdb -D ', 'cp -a /tmp/pcm-app/cluster /tmp/pcm-app/mnt/pgdata',
+             'pg_ctl -w -t 600 -D /tmp/pcm-app/mnt/pgdata', '-c fsync=on',
+             ' start', ' -m fast stop', 'pgbench -h /tmp/pcm-app/sock -U postgres -i',
+             'mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut', 'fsck.ext4 -fn /dev/mapper/char-dut'):
+    check(f'ran {what!r}', what in cmds)
+for r in run['runs']:
+    dev, pg, lat, st = r['device'], r['pgbench'], r['latency'], r.get('status') or {}
+    check(f'{dev}: server up and pgbench ran: {pg}', pg['tps'] and pg['transactions'] > 0 and
+          not pg['failed'])
+    check(f'{dev}: a latency per transaction in the logs ({lat["n"]} of {pg["transactions"]})',
+          lat['n'] == pg['transactions'] and lat['p99_us'] >= lat['p50_us'] > 0)
+    check(f'{dev}: fsck -fn clean ({r["fsck"]}), the device removed',
+          r['fsck_rc'] == 0 and r['removed'])
+    check(f'{dev}: the device saw the run: reads {st.get("reads")}, writes {st.get("writes")}, '
+          f'block layer {r["blk"]}', st.get('writes', 0) > 0 and r['blk']['writes'] > 0)
+    check(f'{dev}: its ranks (pcmctl ranks --json)', r['ranks'].get('per_rank'))
+onyx = run['runs'][1]['status']
+check(f'onyx held its completions ({onyx["held"]}) and modeled its writes '
+      f'({onyx["write_lat_mean_ns"]} ns)', onyx['held'] > 0 and onyx['write_lat_mean_ns'] > 0)
+sys.exit(0 if ok else 1)
+PY
+expect "the report has every section; app-table.csv a row per device" \
+	py - $dir "$PCM_ROOT/tools" <<'PY'
+import csv, os, sys
+d = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from pcmbench.app import SECTIONS, TABLE_FIELDS
+ok = True
+def check(what, cond):
+    global ok
+    print(f"# {'ok' if cond else 'FAILED'}: {what}")
+    ok &= bool(cond)
+md = open(os.path.join(d, 'report.md')).read()
+check('title', md.startswith('# dm-pcm under a database: app-test\n'))
+for s in SECTIONS:
+    check(f'section {s}', f'\n{s}\n' in md)
+check('the figure: not drawn (--no-figures)', '(not drawn: --no-figures)' in md)
+rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
+check(f'app-table.csv: {[r["device"] for r in rows]}',
+      [r['device'] for r in rows] == ['preset:none', 'preset:onyx'] and
+      list(rows[0]) == list(TABLE_FIELDS) and all(float(r['tps']) > 0 for r in rows))
+check('where the time went: the modeled writes per transaction',
+      all(r['model_write_us'] != '' for r in rows))
+sys.exit(0 if ok else 1)
+PY
+finish

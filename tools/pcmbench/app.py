@@ -1,0 +1,850 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""pcm-bench app SPEC: PostgreSQL's pgbench on ext4 over each device of SPEC.
+
+How much of PCM's device-level advantage survives a database's I/O, its
+write-ahead log and fsyncs included?  SPEC (TOML; tools/app/pgbench.toml)
+names the dm-pcm devices and the workload:
+
+    workload = "tpcb-like"   # pgbench's builtin: tpcb-like, simple-update,
+                             # select-only
+    scale = 4                # pgbench -i -s (16 MB of accounts per unit)
+    clients = 4              # pgbench -c
+    threads = 1              # pgbench -j
+    duration = 10            # s of pgbench -T per device (guest clock)
+    ramdisk = "512m"         # the brd under every device
+    baseline = true          # dm-linear over the same ramdisk, same boot
+    devices = ["preset:none", "preset:pss"]
+    dilation = 16            # as characterize: every dm-pcm device dilation:K
+    calibrate = true         # as characterize: overhead_ns measured first
+    [short]                  # what --short runs instead (the VM suite)
+    scale = 1
+    clients = 2
+    duration = 2
+
+In one boot, with the characterization's dilation and calibration
+(characterize --help; pcmlib/clock.py's defaults, the command line's
+--dilation, --calibrate, --no-calibrate, --overhead-ns over the spec's),
+each device in turn (the dm-pcm devices, then dm-linear) gets a fresh
+ext4 (4 KiB blocks), a copy of one cluster (initdb's, as user postgres,
+made once per machine in /var/cache/dm-pcm by tools/install-deps or by
+the host part before the VM boots: a minute of a TCG guest's CPU, two
+seconds of the host's; else by the guest, once per run), a server
+started by pg_ctl -w (fsync on, its unix socket in a directory
+of the run's, no TCP), pgbench -i, the page cache dropped, the device's
+counters reset, pgbench -T with a per-transaction log (-l), the server
+stopped, the file system unmounted and checked (fsck -fn) and the device
+removed.  The run's directory (DIR/app/NAME-KERNEL, then .2, .3, ...:
+pcmchar/rundir.py) gets run.json, pgbench's output and logs (logs/),
+app-table.csv and .json, figures/app-tps.png with its CSV, and report.md:
+the one table (device, TPS, latency, where the time went: the device's
+modeled read and write time per transaction, from its status counters),
+the latency percentiles from the per-transaction logs, the device's own
+view (IOPS, the ranks' utilisation, wear, gap moves, ECC corrections),
+a verdict per device (device-bound, or host-bound with its evidence) and
+the commands.  Every figure is on the device's clock (TPS x K, latencies
+/ K: the guest as a host K times faster) and says its clock, dilation
+and calibration.  A bad spec (unknown workload, zero clients, no
+devices, a device word the module refuses) is refused here, before any
+VM boots.  --short runs the spec's [short] settings; --no-figures draws
+no PNG (matplotlib under TCG takes minutes).
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+from pcmlib import clock, vm
+from pcmchar import spec as pspec
+from .common import TOP, VM_TIMEOUT
+
+NAME = 'app'
+HELP = __doc__.split('\n\n', 1)[1].strip()
+ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
+
+WORKLOADS = ('tpcb-like', 'simple-update', 'select-only')
+SCALE_MIB = 16          # pgbench: one scale unit is 100,000 accounts, ~16 MB
+SHORT_KEYS = ('scale', 'clients', 'threads', 'duration')
+APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'ramdisk',
+            'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short'}
+PCTS = (50, 90, 99, 99.9)
+LINEAR = 'dm-linear'
+WORK = '/tmp/pcm-app'   # the socket's directory and the mount point (the guest's /tmp)
+MOUNT = f'{WORK}/mnt'
+SOCK = f'{WORK}/sock'
+
+
+class AppSpec(pspec.Clocked):
+    """The app spec, checked: every error a pspec.SpecError naming the field
+    and what it allows.  @short: the [short] table's settings over the
+    others.  @tables: each device's words through libpcm (the host, before
+    a VM boots)."""
+
+    backing = 'brd'
+    runtime = 1.0       # s of fio per direction when calibrating (pcmchar.guest)
+
+    def __init__(self, data, name, tables=False, short=False):
+        self.tables = tables
+        pspec.unknown('', data, APP_KEYS)
+        self.name = data.get('name', name)
+        if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
+            raise pspec.SpecError('name', f'{self.name!r}', 'letters, digits, _ . -')
+        self.workload = pspec.one_of(WORKLOADS)('workload', data.get('workload', 'tpcb-like'))
+        sh = data.get('short', {})
+        if not isinstance(sh, dict):
+            raise pspec.SpecError('short', 'not a table', '[short] with ' + ', '.join(SHORT_KEYS))
+        pspec.unknown('short.', sh, SHORT_KEYS)
+        self.short = short
+        get = (lambda k, d: sh.get(k, data.get(k, d))) if short else data.get
+        field = (lambda k: f'short.{k}' if short and k in sh else k)
+        self.scale = pspec.int_range(1, 1000)(field('scale'), get('scale', 1))
+        self.clients = pspec.int_range(1, 64)(field('clients'), get('clients', 1))
+        self.threads = pspec.int_range(1, 64)(field('threads'), get('threads', 1))
+        if self.clients % self.threads:
+            raise pspec.SpecError(field('threads'), f'{self.threads} with {self.clients} '
+                                  'clients', 'a divisor of clients (pgbench -j)')
+        self.duration = pspec.int_range(1, 3600)(field('duration'), get('duration', 10))
+        self.ramdisk = pspec.parse_size('ramdisk', data.get('ramdisk', '512m'))
+        if self.ramdisk % (1 << 20):
+            raise pspec.SpecError('ramdisk', 'not whole MiB', 'sizes like 512m, 1g')
+        need = self.scale * SCALE_MIB * 2 + 128
+        if self.ramdisk >> 20 < need:
+            raise pspec.SpecError('ramdisk', f'{self.ramdisk >> 20} MiB for scale '
+                                  f'{self.scale}', f'at least {need} MiB (twice the '
+                                  f'{self.scale * SCALE_MIB} MB of tables, and WAL)')
+        self.baseline = pspec.boolean('baseline', data.get('baseline', True))
+        self.dilation = pspec.int_range(1, pspec.DILATION_MAX)('dilation',
+                                                               data.get('dilation', 1))
+        self.calibrate = pspec.boolean('calibrate', data.get('calibrate', False))
+        self.overhead_ns = pspec.overhead('overhead_ns', data.get('overhead_ns'))
+        if self.calibrate and self.overhead_ns:
+            raise pspec.SpecError('calibrate', 'true with overhead_ns given',
+                                  'one of them: measure it, or give it')
+        devs = data.get('devices')
+        if devs is None or devs == []:
+            raise pspec.SpecError('devices', 'missing', 'a list of dm-pcm table words, e.g. '
+                                  '["preset:none", "preset:pss"]')
+        devs = devs if isinstance(devs, list) else [devs]
+        self.pcm = list(dict.fromkeys(pspec.check_words(f'devices[{i}]', d)
+                                      for i, d in enumerate(devs)))
+        self.check_tables('devices', self.pcm)
+
+    def devices(self):
+        """Every device of the run, in order: the baseline last."""
+        return self.pcm + ([LINEAR] if self.baseline else [])
+
+    def seconds(self):
+        return self.duration * len(self.devices())
+
+    def describe(self):
+        return (f'pgbench {self.workload}, scale {self.scale}, {self.clients} client'
+                f'{"s" if self.clients > 1 else ""}, {self.threads} thread'
+                f'{"s" if self.threads > 1 else ""}, {self.duration} s'
+                f'{" (--short)" if self.short else ""}')
+
+
+def loads(text, name='app', tables=False, short=False):
+    import tomllib
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise pspec.SpecError('(file)', f'not TOML: {e}', 'TOML, see tools/pcmbench/app.py') \
+            from e
+    return AppSpec(data, name, tables, short)
+
+
+# --- the part where the module is loaded (the VM, or --native) -----------------
+
+def pg_bin():
+    """The directory of Debian's PostgreSQL programs (the newest), or None."""
+    have = sorted(glob.glob('/usr/lib/postgresql/*/bin/pg_ctl'),
+                  key=lambda p: [int(x) for x in re.findall(r'\d+', p)])
+    return os.path.dirname(have[-1]) if have else None
+
+
+CACHE = '/var/cache/dm-pcm'   # tools/linux-source's too
+
+
+def template_path(b=None):
+    """Where the cluster initdb makes once per machine is kept: one per
+    PostgreSQL major version (the directory above bin/)."""
+    b = b or pg_bin()
+    return os.path.join(CACHE, f'pgdata-{os.path.basename(os.path.dirname(b))}')
+
+
+def template_ok(path):
+    return os.path.exists(os.path.join(path, 'pcm-template.ok'))
+
+
+def initdb(data, b=None, log=None):
+    """initdb of an empty directory @data, as user postgres (root runs it
+    through runuser; initdb refuses root), trust authentication, the C
+    locale; its command line."""
+    b = b or pg_bin()
+    cmd = (f'{"runuser -u postgres -- " if os.geteuid() == 0 else ""}{b}/initdb -D {data} '
+           '-A trust -U postgres -E UTF8 --locale=C')
+    subprocess.run(cmd + ' >/dev/null', shell=True, check=True)
+    return cmd
+
+
+def template():
+    """The cluster pcm-bench app copies onto each device, made here once
+    per machine (tools/install-deps calls this on the host: initdb takes
+    a minute of a TCG guest's CPU, two seconds of the host's), as user
+    postgres, in CACHE; its path, or None where it cannot be made (not
+    root, no PostgreSQL, a read-only CACHE: the guest runs initdb then)."""
+    b = pg_bin()
+    if not b:
+        return None
+    path = template_path(b)
+    if template_ok(path):
+        return path
+    if os.geteuid() != 0:
+        return None
+    tmp = path + '.tmp'
+    try:
+        os.makedirs(CACHE, exist_ok=True)
+        subprocess.run(['rm', '-rf', tmp], check=True)
+        os.mkdir(tmp, 0o700)
+        subprocess.run(['chown', 'postgres:', tmp], check=True)
+        cmd = initdb(tmp, b)
+        with open(os.path.join(tmp, 'pcm-template.ok'), 'w', encoding='utf-8') as fh:
+            fh.write(cmd.replace(tmp, path) + '\n')
+        subprocess.run(['rm', '-rf', path], check=True)
+        os.rename(tmp, path)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return path
+
+
+def missing_postgres():
+    """Why pgbench cannot run here (a sentence), or None."""
+    b = pg_bin()
+    if not b:
+        return 'PostgreSQL is not installed (tools/install-deps installs postgresql)'
+    for prog in ('initdb', 'postgres', 'pgbench'):
+        if not os.access(os.path.join(b, prog), os.X_OK):
+            return f'{b}/{prog} is missing (tools/install-deps installs postgresql)'
+    return None
+
+
+def parse_pgbench(out):
+    """pgbench's summary: tps, latency average (ms), transactions."""
+    def num(pat):
+        m = re.search(pat, out, re.M)
+        return float(m.group(1)) if m else None
+    return {'tps': num(r'^tps = ([0-9.]+)'),
+            'latency_avg_ms': num(r'^latency average = ([0-9.]+) ms'),
+            'transactions': num(r'^number of transactions actually processed: (\d+)'),
+            'failed': num(r'^number of failed transactions: (\d+)')}
+
+
+def read_logs(prefix):
+    """The latencies (us) of every transaction in pgbench's per-transaction
+    logs PREFIX.PID[.N]: client_id transaction_no time script_no epoch us."""
+    lat = []
+    for path in glob.glob(prefix + '.*'):
+        with open(path, encoding='utf-8') as fh:
+            for line in fh:
+                f = line.split()
+                if len(f) >= 6 and f[2].isdigit():
+                    lat.append(int(f[2]))
+    return lat
+
+
+def percentile(sorted_vals, pct):
+    """The nearest-rank percentile of @sorted_vals."""
+    if not sorted_vals:
+        return None
+    i = max(0, min(len(sorted_vals) - 1, -(-len(sorted_vals) * pct // 100) - 1))
+    return sorted_vals[int(i)]
+
+
+def latency_figures(lat_us):
+    """Mean, percentiles and max of per-transaction latencies (us, the
+    guest's clock)."""
+    s = sorted(lat_us)
+    out = {'n': len(s), 'mean_us': statistics.fmean(s) if s else None,
+           'max_us': s[-1] if s else None}
+    for p in PCTS:
+        out[f'p{p:g}_us'] = percentile(s, p)
+    return out
+
+
+def disk_stat(dev):
+    """/sys/block/dm-N/stat of @dev (/dev/mapper/NAME): the block layer's
+    view, for dm-linear too: ios and ms per reads, writes, flushes."""
+    kname = subprocess.run(['dmsetup', 'info', '-c', '--noheadings', '-o', 'blkdevname',
+                            os.path.basename(dev)], check=True, text=True,
+                           stdout=subprocess.PIPE).stdout.strip()
+    with open(f'/sys/block/{kname}/stat', encoding='utf-8') as fh:
+        f = [int(x) for x in fh.read().split()]
+    f += [0] * (17 - len(f))
+    return {'reads': f[0], 'read_ms': f[3], 'writes': f[4], 'write_ms': f[7],
+            'busy_ms': f[9], 'flushes': f[14], 'flush_ms': f[15]}
+
+
+class AppGuest:
+    """One run of an AppSpec: pcmchar.guest.Guest's ramdisk, calibration
+    and devices (char-dut), PostgreSQL on each in turn."""
+
+    def __init__(self, spec, run_dir, log=print):
+        from pcmchar import guest as cguest
+        self.spec, self.dir, self.log = spec, run_dir, log
+        self.g = cguest.Guest(spec, run_dir, log)
+        self.bin = pg_bin()
+
+    def sh(self, cmd, record=True):
+        return self.g.sh(cmd, record)
+
+    def pg(self, prog, args, as_postgres=False):
+        """One PostgreSQL program (as user postgres: initdb, pg_ctl)."""
+        run = 'runuser -u postgres -- ' if as_postgres else ''
+        return self.sh(f'{run}{self.bin}/{prog} {args}')
+
+    def server(self, data, action):
+        opts = (f'-k {SOCK} -c listen_addresses= -c fsync=on -c synchronous_commit=on '
+                f'-c max_wal_size={max(64, (self.spec.ramdisk >> 20) // 4)}MB')
+        if action == 'start':
+            try:
+                self.pg('pg_ctl', f'-w -t 600 -D {data} -l {SOCK}/server.log -o "{opts}" '
+                        'start', as_postgres=True)
+            except RuntimeError:
+                if os.path.exists(f'{SOCK}/server.log'):
+                    with open(f'{SOCK}/server.log', encoding='utf-8', errors='replace') as fh:
+                        self.log('# the server\'s log: ' + ' | '.join(fh.read().splitlines()[-8:]))
+                raise
+        else:
+            self.pg('pg_ctl', f'-w -t 600 -D {data} -m fast stop', as_postgres=True)
+
+    def stop_everything(self):
+        """After a failure: the server down (if up), nothing mounted."""
+        data = f'{MOUNT}/pgdata'
+        if os.path.exists(f'{data}/postmaster.pid'):
+            self.sh(f'runuser -u postgres -- {self.bin}/pg_ctl -w -D {data} -m immediate stop '
+                    '2>/dev/null; true', record=False)
+        self.sh(f'umount {MOUNT} 2>/dev/null; true', record=False)
+
+    def run_device(self, dev, k):
+        from pcmchar import fiojob
+        spec, pcm = self.spec, dev != LINEAR
+        name, path = fiojob.DEVICE_NAME, fiojob.DEVICE
+        info = self.g.create(dev)
+        oh = self.g.overhead['write'] if pcm and self.g.overhead else None
+        if oh is not None:   # a commit waits for its WAL's write: the write side's
+            self.sh(f'dmsetup message {name} 0 set overhead_ns {oh}')
+        self.log(f'#   mkfs.ext4, the cluster copied, the server started')
+        self.sh(f'mkfs.ext4 -q -F -b 4096 {path}')
+        self.sh(f'mkdir -p {MOUNT} && mount {path} {MOUNT}')
+        data = f'{MOUNT}/pgdata'
+        t = time.monotonic()
+        # the run's cluster (initdb's, run() made or found it), the same
+        # on every device, copied: its I/O is not what is measured
+        self.sh(f'cp -a {self.cluster} {data} && rm -f {data}/pcm-template.ok && '
+                f'chown -R postgres: {data} && chmod 700 {data}')
+        t_copy = time.monotonic() - t
+        self.server(data, 'start')
+        r = {'device': dev, 'k': k, 'dilation': spec.dilation_of(dev) if pcm else None,
+             'overhead_ns': oh, 'table': info['table'], 'copy_s': t_copy}
+        try:
+            self.log(f'#   pgbench -i -s {spec.scale}')
+            t = time.monotonic()
+            self.pg('pgbench', f'-h {SOCK} -U postgres -i -q -s {spec.scale} postgres '
+                    '>/dev/null 2>&1')
+            r['init_s'] = time.monotonic() - t
+            # the tables written back, the server stopped, the file system
+            # mounted again (its page cache gone: the run starts cold and
+            # every block it needs comes from the device; not drop_caches,
+            # which would drop PostgreSQL's own programs too, and a VM
+            # reads them again over 9p, its clock jumping while it waits)
+            self.pg('psql', f'-h {SOCK} -U postgres -q -c CHECKPOINT postgres')
+            self.server(data, 'stop')
+            self.sh(f'umount {MOUNT} && mount {path} {MOUNT}')
+            self.server(data, 'start')
+            if pcm:
+                self.sh(f'dmsetup message {name} 0 stats reset')
+            before = disk_stat(path)
+            # the per-transaction logs in the guest's memory while it runs
+            # (the run's directory is the host's, over 9p, in a VM)
+            logs = os.path.join(self.dir, 'logs')
+            os.makedirs(logs, exist_ok=True)
+            prefix = f'{WORK}/d{k}'
+            self.sh(f'rm -f {prefix}.*', record=False)
+            self.log(f'#   pgbench -T {spec.duration}')
+            t = time.monotonic()
+            out = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
+                          f'-c {spec.clients} -j {spec.threads} -T {spec.duration} -n -l '
+                          f'--log-prefix={prefix} postgres 2>&1')
+            r['run_s'] = time.monotonic() - t
+            after = disk_stat(path)
+            r['blk'] = {key: after[key] - before[key] for key in after}
+            if pcm:
+                from pcmlib import status as pcmstatus
+                r['status'] = pcmstatus.parse_dmsetup(
+                    self.sh(f'dmsetup status {name}', record=False), name)
+                r['ranks'] = json.loads(self.sh(f'tools/pcmctl ranks --json {name}',
+                                                record=False))
+                r['lateness'] = self.sh(f'dmsetup message {name} 0 lateness', record=False)
+        finally:
+            self.server(data, 'stop')
+        with open(os.path.join(logs, f'd{k}-pgbench.txt'), 'w', encoding='utf-8') as fh:
+            fh.write(out + '\n')
+        r['pgbench'] = parse_pgbench(out)
+        r['latency'] = latency_figures(read_logs(prefix))
+        self.sh(f'for f in {prefix}.*; do xz -c "$f" > {logs}/"${{f##*/}}".xz && rm "$f"; done',
+                record=False)
+        self.sh(f'umount {MOUNT}')
+        fsck = subprocess.run(['fsck.ext4', '-fn', path], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        self.g.commands.append(f'fsck.ext4 -fn {path}')
+        r['fsck_rc'], r['fsck'] = fsck.returncode, fsck.stdout.strip().splitlines()[-1:]
+        self.g.cleanup()     # the device removed
+        r['removed'] = not os.path.exists(path)
+        return r
+
+    def run(self):
+        spec, start = self.spec, time.monotonic()
+        os.makedirs(WORK, exist_ok=True)
+        self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
+        runs = []
+        # PostgreSQL's programs and libraries read once into the page cache
+        # (pcmbench.common.prefetch_fio's reason: a VM's reads over 9p idle
+        # an icount guest, whose clock jumps while the host answers)
+        b = self.bin
+        self.sh(f'cat {b}/postgres {b}/pg_ctl {b}/pgbench {b}/psql {b}/../lib/plpgsql.so '
+                f'$(ldd {b}/postgres {b}/pgbench {b}/psql | '
+                "awk '$3 ~ /^\\// {print $3}') > /dev/null", record=False)
+        made = template_path(self.bin)
+        self.cluster = f'{WORK}/cluster'
+        self.sh(f'rm -rf {self.cluster}', record=False)
+        if template_ok(made):
+            # into the guest's memory once: a VM reads the host's files
+            # over 9p, slowly, a file at a time
+            self.g.commands.append(f'# {made}: ' + open(os.path.join(
+                made, 'pcm-template.ok'), encoding='utf-8').read().strip())
+            self.sh(f'cp -a {made} {self.cluster}')
+            self.log(f'# the cluster: {made} (initdb\'s, made once on this machine: '
+                     'tools/install-deps)')
+        else:
+            self.sh(f'mkdir -m 700 {self.cluster} && chown postgres: {self.cluster}')
+            t = time.monotonic()
+            self.g.commands.append(initdb(self.cluster, self.bin))
+            self.log(f'# initdb here: {time.monotonic() - t:.0f} s (tools/install-deps makes '
+                     f'it once per machine in {CACHE} where it can)')
+        try:
+            self.g.make_backing()
+            self.g.calibrate()
+            for k, dev in enumerate(spec.devices()):
+                self.log(f'# {k + 1}/{len(spec.devices())}: {dev}: {spec.describe()}')
+                runs.append(self.run_device(dev, k))
+                r = runs[-1]
+                self.log(f'# {dev}: {r["pgbench"]["tps"]} tps (guest clock), fsck exit '
+                         f'{r["fsck_rc"]}, removed {r["removed"]}')
+        except BaseException:
+            try:
+                self.stop_everything()
+                self.g.cleanup()
+                if self.g.backing:
+                    self.g.remove_backing()
+            except RuntimeError as e:
+                self.log(f'# cleanup after the failure: {e}')
+            raise
+        self.g.remove_backing()
+        return {'kernel': os.uname().release, 'cpus': os.cpu_count(),
+                'postgres': self.sh(f'{self.bin}/postgres --version', record=False),
+                'pgbench': self.sh(f'{self.bin}/pgbench --version', record=False),
+                'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                'backing': self.g.backing, 'ramdisk_mib': spec.ramdisk >> 20,
+                'workload': spec.describe(), 'runs': runs, 'commands': self.g.commands,
+                'wall_s': time.monotonic() - start, 'dilation': spec.dilation,
+                'calibration': self.g.calibration}
+
+
+# --- the figures of a run: on the device's clock --------------------------------
+
+def device_time(r):
+    """Where a device's time went, per transaction, us on the device's
+    clock: the modeled read and write time (status: reads x the modeled
+    read mean, writes x the write mean) and the block layer's (diskstats:
+    the time reads, writes and flushes were in flight, dm-linear too)."""
+    k = r.get('dilation') or 1
+    n = (r['pgbench'].get('transactions') or 0)
+    out = {}
+    st = r.get('status')
+    if st and n:
+        out['model_read_us'] = st['reads'] * st['read_lat_mean_ns'] / 1000 / k / n
+        out['model_write_us'] = st['writes'] * st['write_lat_mean_ns'] / 1000 / k / n
+    b = r.get('blk')
+    if b and n:
+        for side in ('read', 'write', 'flush'):
+            out[f'blk_{side}_us'] = b[f'{side}_ms'] * 1000 / k / n
+    return out
+
+
+def verdict(r, lin):
+    """device-bound or host-bound, with the evidence: the host (the guest's
+    CPU, PostgreSQL itself) sets the TPS where dm-linear's is within
+    verdict.LINEAR_NEAR of the device's, or the device completed more than
+    verdict.LATE_SHARE of its timed requests late."""
+    from pcmchar import verdict as V
+    if r['device'] == LINEAR:
+        return {'verdict': 'baseline', 'reason': 'the ramdisk through dm-linear'}
+    held, late = r.get('held') or 0, r.get('late') or 0
+    if not held:
+        return {'verdict': V.HOST_BOUND, 'reason': 'the device held no completion (it models '
+                'no time)'}
+    if late > V.LATE_SHARE * held:
+        return {'verdict': V.HOST_BOUND, 'reason': f'{late} of {held} completions late'}
+    tps, base = r['tps'], lin['tps'] if lin else None
+    if base and tps and tps >= base * (1 - V.LINEAR_NEAR):
+        return {'verdict': V.HOST_BOUND, 'reason': f'dm-linear\'s TPS within '
+                f'{V.LINEAR_NEAR * 100:g} % of it or below ({base / tps:.2f}x)'}
+    why = f'{base / tps:.2f}x dm-linear\'s time per transaction' if base and tps else \
+        'no dm-linear to compare'
+    return {'verdict': 'device-bound', 'reason': why}
+
+
+def rows(run):
+    """One dict per device: the figures on the device's clock (TPS x K,
+    latencies / K; dm-linear at the run's K: the same host K times faster),
+    the device's view, the verdict."""
+    K = run.get('dilation') or 1
+    out = []
+    for r in run['runs']:
+        pcm = r['device'] != LINEAR
+        k = r.get('dilation') or K
+        r = dict(r, dilation=k)
+        pg, lat = r['pgbench'], r['latency']
+        row = {'device': r['device'], 'dilation': k,
+               'tps': pg['tps'] * k if pg.get('tps') else None,
+               'transactions': pg.get('transactions'),
+               'lat_mean_us': lat['mean_us'] / k if lat.get('mean_us') else None,
+               'lat_max_us': lat['max_us'] / k if lat.get('max_us') else None,
+               'fsck_rc': r['fsck_rc'], 'removed': r['removed'], 'overhead_ns': r['overhead_ns']}
+        for p in PCTS:
+            v = lat.get(f'p{p:g}_us')
+            row[f'lat_p{p:g}_us'] = v / k if v is not None else None
+        row.update(device_time(r))
+        secs = r['run_s'] / k
+        st = r.get('status')
+        b = r['blk']
+        if b.get('busy_ms') is not None and r['run_s']:
+            row['busy_pct'] = b['busy_ms'] / 1000 / r['run_s'] * 100
+        row['read_iops'], row['write_iops'] = b['reads'] / secs, b['writes'] / secs
+        row['flushes_per_txn'] = b['flushes'] / row['transactions'] if row['transactions'] \
+            else None
+        if pcm and st:
+            row['read_iops'], row['write_iops'] = st['reads'] / secs, st['writes'] / secs
+            for key in ('gap_moves', 'ecc_corrected_bits', 'wear_max', 'wear_mean',
+                        'write_bytes', 'read_bytes', 'held', 'late', 'flushes'):
+                row[key] = st.get(key)
+            rk = r.get('ranks') or {}
+            ranks = rk.get('per_rank') or []
+            if ranks:
+                row['rank_util_max_pct'] = max(x['util_ppm'] for x in ranks) / 1e4
+                row['rank_util_mean_pct'] = sum(x['util_ppm'] for x in ranks) / len(ranks) / 1e4
+        out.append(row)
+    lin = next((x for x in out if x['device'] == LINEAR), None)
+    for row in out:
+        row.update(verdict(row, lin))
+        if lin and lin.get('tps') and row.get('tps'):
+            row['tps_vs_linear'] = row['tps'] / lin['tps']
+    return out
+
+
+TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'busy_pct', 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
+                'lat_p99_us', 'lat_p99.9_us', 'lat_max_us', 'model_read_us', 'model_write_us',
+                'blk_read_us', 'blk_write_us', 'blk_flush_us', 'read_iops', 'write_iops',
+                'flushes_per_txn', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
+                'wear_max', 'wear_mean', 'ecc_corrected_bits', 'held', 'late', 'transactions',
+                'verdict', 'reason', 'fsck_rc', 'dilation', 'overhead_ns')
+
+
+def fmt(v, unit=''):
+    if v is None:
+        return '-'
+    if isinstance(v, float):
+        v = f'{v:.3g}' if abs(v) < 100 else f'{v:,.0f}'
+    return f'{v}{unit}'
+
+
+def time_cell(row):
+    """Where the time went: the share of the run the device was busy (the
+    block layer's io_ticks: at least one request in flight), and how its
+    requests' time split between reads and writes: the modeled time
+    (status: requests x modeled mean, which includes their queueing;
+    requests overlap, so it is a split, not a sum of the run) per
+    transaction; flushes as counted (brd below advertises no volatile
+    cache, so an fsync is its writes and no flush reaches the device)."""
+    out = []
+    if row.get('busy_pct') is not None:
+        out.append(f'busy {row["busy_pct"]:.0f} % of the run')
+    if row.get('model_read_us') is not None:
+        rd, wr = row['model_read_us'], row['model_write_us']
+        if rd + wr:
+            out.append(f'reads {rd / (rd + wr) * 100:.0f} %, writes {wr / (rd + wr) * 100:.0f} % '
+                       f'of its modeled time ({rd:,.0f} + {wr:,.0f} us per transaction)')
+        else:
+            out.append('no modeled time')
+    elif row.get('blk_write_us') is not None:
+        rd, wr = row['blk_read_us'], row['blk_write_us']
+        out.append(f'in flight: reads {rd:,.0f} + writes {wr:,.0f} us per transaction')
+    if row.get('flushes_per_txn') is not None:
+        out.append(f'flushes {row["flushes_per_txn"]:.2g} per transaction')
+    return '; '.join(out) or '-'
+
+
+def conditions(run):
+    from pcmchar import report
+    return (f'clock: {report.clock_of(run)}; dilation: {run.get("dilation") or 1} (TPS x K, '
+            f'latencies / K: the device\'s clock, the guest a host K times faster); '
+            f'calibration: {report.calibration_text(run)}'
+            + ('; the write side\'s overhead_ns on every dm-pcm device (a commit waits '
+               'for its WAL write)' if run.get('calibration') else ''))
+
+
+def table_lines(rs):
+    out = ['| device | TPS | vs dm-linear | latency mean | p50 | p99 | p99.9 | '
+           'where the time went (device clock, per transaction) | verdict |',
+           '|---|---|---|---|---|---|---|---|---|']
+    for r in rs:
+        out.append(f'| `{r["device"]}` | {fmt(r["tps"])} | {fmt(r.get("tps_vs_linear"), "x")} | '
+                   f'{fmt(r["lat_mean_us"], " us")} | {fmt(r["lat_p50_us"], " us")} | '
+                   f'{fmt(r["lat_p99_us"], " us")} | {fmt(r["lat_p99.9_us"], " us")} | '
+                   f'{time_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+    return out
+
+
+def view_lines(rs):
+    out = ['| device | read IOPS | write IOPS | flushes / txn | reads in flight us/txn | '
+           'writes | flushes | rank util max / mean | gap moves | wear max / mean | '
+           'ECC corrected bits | held / late |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+    for r in rs:
+        util = (f'{r["rank_util_max_pct"]:.1f} / {r["rank_util_mean_pct"]:.1f} %'
+                if r.get('rank_util_max_pct') is not None else '-')
+        wear = (f'{r["wear_max"]} / {r["wear_mean"]}' if r.get('wear_max') is not None
+                else '-')
+        held = f'{r["held"]} / {r["late"]}' if r.get('held') is not None else '-'
+        out.append(f'| `{r["device"]}` | {fmt(r["read_iops"])} | {fmt(r["write_iops"])} | '
+                   f'{fmt(r["flushes_per_txn"])} | {fmt(r.get("blk_read_us"))} | '
+                   f'{fmt(r.get("blk_write_us"))} | {fmt(r.get("blk_flush_us"))} | {util} | '
+                   f'{fmt(r.get("gap_moves"))} | {wear} | {fmt(r.get("ecc_corrected_bits"))} | '
+                   f'{held} |')
+    return out
+
+
+def latency_lines(rs):
+    out = ['| device | transactions | mean | p50 | p90 | p99 | p99.9 | max |',
+           '|---|---|---|---|---|---|---|---|']
+    for r in rs:
+        out.append(f'| `{r["device"]}` | {fmt(r["transactions"])} | ' + ' | '.join(
+            fmt(r[f'lat_{m}_us'], ' us') for m in ('mean', 'p50', 'p90', 'p99', 'p99.9',
+                                                   'max')) + ' |')
+    return out
+
+
+def draw(rs, run, outdir):
+    """figures/app-tps.png: TPS per device (dm-linear's line across), with
+    its CSV; (png, csv)."""
+    from pcmchar import figures, results as R
+    os.makedirs(outdir, exist_ok=True)
+    csv_path = os.path.join(outdir, 'app-tps.csv')
+    R.write_csv(csv_path, ['device', 'tps', 'lat_mean_us', 'lat_p99_us'],
+                [[r['device'], r['tps'], r['lat_mean_us'], r['lat_p99_us']] for r in rs])
+    plt = figures.plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    names = [r['device'].replace('preset:', '') for r in rs]
+    ax.bar(names, [r['tps'] or 0 for r in rs],
+           color=['grey' if r['device'] == LINEAR else 'tab:blue' for r in rs])
+    for i, r in enumerate(rs):
+        ax.annotate(fmt(r['tps']), (i, r['tps'] or 0), ha='center', va='bottom', fontsize=8)
+    ax.set_ylabel('transactions per second (device clock)')
+    import textwrap
+    cond = figures.conditions_line({'clock': clock.name(run.get('icount')),
+                                    'dilation': run.get('dilation') or 1,
+                                    'calibration': report_cal(run)})
+    ax.set_title(f'pgbench on ext4 over each device: {run["workload"]}\n' +
+                 textwrap.fill(cond, 100), fontsize=8)
+    fig.tight_layout()
+    png = os.path.join(outdir, 'app-tps.png')
+    fig.savefig(png)
+    plt.close(fig)
+    return png, csv_path
+
+
+def report_cal(run):
+    from pcmchar import report
+    return report.calibration_text(run)
+
+
+def write_table(run_dir, rs):
+    import csv
+    path = os.path.join(run_dir, 'app-table.csv')
+    with open(path, 'w', newline='', encoding='utf-8') as fh:
+        w = csv.DictWriter(fh, fieldnames=TABLE_FIELDS, extrasaction='ignore')
+        w.writeheader()
+        for r in rs:
+            w.writerow({k: '' if r.get(k) is None else r.get(k) for k in TABLE_FIELDS})
+    with open(os.path.join(run_dir, 'app-table.json'), 'w', encoding='utf-8') as fh:
+        json.dump({'fields': list(TABLE_FIELDS), 'rows': rs}, fh, indent=1)
+        fh.write('\n')
+    return path
+
+
+SECTIONS = ('## The answer', '## Latency', '## The device\'s view', '## Figure', '## Devices',
+            '## Commands', '## Spec')
+
+
+def finish(spec, run_dir, draw_figs=True, **extra):
+    """report.md, app-table.csv/.json and the figure from run.json (@extra
+    added to it first); (report path, rows, run, png or None)."""
+    from pcmchar import report
+    run = report.update_run(run_dir, extra)
+    rs = rows(run)
+    write_table(run_dir, rs)
+    png = draw(rs, run, os.path.join(run_dir, 'figures')) if draw_figs else None
+    with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:
+        spec_text = fh.read()
+    rel = lambda p: os.path.relpath(p, run_dir)  # noqa: E731
+    L = [f'# dm-pcm under a database: {spec.name}', '',
+         f'- date: {run["date"]}; kernel {run["kernel"]}; {run["postgres"]}; '
+         f'{run["cpus"]} vCPU{"s" if run["cpus"] > 1 else ""}, '
+         f'{"icount (guest time follows instructions)" if run.get("icount") else "no icount"}',
+         f'- workload: {run["workload"]}; fsync on, synchronous_commit on; ext4 (4 KiB '
+         f'blocks) over each device, a {run["ramdisk_mib"]} MiB {spec.backing} below; '
+         'a copy of one initdb cluster, pgbench -i, CHECKPOINT and the file system\'s page '
+         'cache emptied before each run',
+         f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
+         f'{run["wall_s"]:.0f} s)',
+         f'- every figure below: {conditions(run)}', '',
+         '## The answer', '',
+         'How much of a device\'s advantage survives a database: TPS and the latency of a '
+         'transaction (pgbench\'s per-transaction log) on each device, against dm-linear over '
+         'the same ramdisk, and where the time went: '
+         'the share of the run the device was busy (the block layer\'s io_ticks) and how its '
+         'requests\' modeled time (status counters: requests x modeled mean latency, queueing '
+         'included; requests overlap) split between reads and writes, per transaction.  '
+         'Verdict: host-bound where the device models no time, over 1 % of its completions '
+         'were late, or dm-linear\'s TPS is within 20 % of the device\'s or below it (the '
+         'host: PostgreSQL\'s CPU, the guest\'s clock); else device-bound.  The same table with every column: '
+         '[app-table.csv](app-table.csv), [app-table.json](app-table.json).', '']
+    L += table_lines(rs)
+    L += ['', '## Latency', '', 'Per transaction, from pgbench -l\'s logs (logs/dK.*), us on '
+          'the device\'s clock; nearest-rank percentiles.', '']
+    L += latency_lines(rs)
+    L += ['', '## The device\'s view', '', 'IOPS: dm-pcm\'s status counters (dm-linear: '
+          '/sys/block/dm-N/stat), per second of the device\'s clock.  In flight: the block '
+          'layer\'s time with reads, writes and flushes outstanding, us per transaction.  Rank '
+          'utilisation: the "ranks" message (pcmctl ranks --json) over the run.  Wear: '
+          'writes per row of the most worn row and the mean (0 0 with wear:off).  Held / '
+          'late: completions the device held to their modeled instant, and those late.', '']
+    L += view_lines(rs)
+    L += ['', '## Figure', '']
+    L += ([f'![TPS per device]({rel(png[0])})', '', f'Data: [{rel(png[1])}]({rel(png[1])})']
+          if png else ['(not drawn: --no-figures)'])
+    L += ['', '## Devices', '']
+    for r in run['runs']:
+        L += [f'- `{r["device"]}`: `{r["table"]}`; the cluster copied {r["copy_s"]:.1f} s, '
+              f'pgbench -i '
+              f'{r.get("init_s", 0):.1f} s, run {r.get("run_s", 0):.1f} s (guest clock); '
+              f'fsck -fn exit {r["fsck_rc"]} ({" ".join(r["fsck"])}); removed: '
+              f'{"yes" if r["removed"] else "no"}']
+    L += ['', '## Commands', '', 'As the guest ran them (each device in turn as `char-dut`):',
+          '', '```'] + run['commands'] + ['```', '', '## Spec', '', '```toml',
+                                         spec_text.rstrip(), '```', '']
+    out = os.path.join(run_dir, 'report.md')
+    with open(out, 'w', encoding='utf-8') as fh:
+        fh.write('\n'.join(L))
+    return out, rs, run, png
+
+
+def headline(rs, run):
+    """The table as plain text, for the console."""
+    out = [conditions(run),
+           f'{"device":18} {"TPS":>9} {"vs lin":>7} {"lat mean":>9} {"p99":>9}  '
+           'where the time went; verdict']
+    for r in rs:
+        out.append(f'{r["device"][:18]:18} {fmt(r["tps"]):>9} '
+                   f'{fmt(r.get("tps_vs_linear"), "x"):>7} {fmt(r["lat_mean_us"]):>9} '
+                   f'{fmt(r["lat_p99_us"]):>9}  {time_cell(r)}; {r["verdict"]}: {r["reason"]}')
+    return '\n'.join(out)
+
+
+# --- the command line -----------------------------------------------------------
+
+def host_run(args, spec, text):
+    from pcmchar import rundir
+    kernel = os.uname().release if args.native else args.kernel
+    base = os.path.join(os.path.abspath(args.outdir), 'app', f'{spec.name}-{kernel}')
+    earlier = rundir.runs(base)
+    run_dir = rundir.new(base)
+    if earlier:
+        print(f'pcm-bench: earlier runs kept: {", ".join(earlier)}', flush=True)
+    os.environ.setdefault('MPLCONFIGDIR', os.path.join(os.path.dirname(run_dir), '.matplotlib'))
+    spec_copy = os.path.join(run_dir, 'spec.toml')
+    with open(spec_copy, 'w', encoding='utf-8') as fh:
+        fh.write(text)
+    cluster = template()
+    print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
+    icount = not args.no_icount
+    vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
+    vm_opts += ['--icount'] if icount else []
+    inner = [ENTRY, '--guest', '--run-dir', run_dir, 'app', spec_copy]
+    inner += ['--short'] if args.short else []
+    print(f'pcm-bench: {spec.describe()} on {len(spec.devices())} devices '
+          f'({", ".join(spec.devices())}); dilation {spec.dilation}; results in {run_dir}',
+          flush=True)
+    start = time.monotonic()
+    rc = vm.call_with_progress(vm.tool_vm_run(args, os.path.dirname(run_dir), vm_opts) +
+                               ['--'] + inner, start)
+    if rc or not os.path.exists(os.path.join(run_dir, 'run.json')):
+        print(f'pcm-bench: the app run failed (exit {rc}): no {run_dir}/run.json',
+              file=sys.stderr)
+        return 1
+    path, rs, run, png = finish(spec, run_dir, draw_figs=args.figures,
+                                icount=icount and not args.native,
+                                host_wall_s=time.monotonic() - start)
+    print(headline(rs, run))
+    print(f'report: {path}')
+    print(f'table: {os.path.join(run_dir, "app-table.csv")}, .json')
+    if png:
+        print(f'figure: {png[0]}')
+    bad = [r['device'] for r in rs if r['fsck_rc'] or not r['removed']]
+    if bad:
+        print(f'pcm-bench: fsck not clean or device left on: {", ".join(bad)}', file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args, ap):
+    """app SPEC: the spec checked on the host (libpcm too) before any VM
+    boots; then the guest's part (--guest) or the host's."""
+    from pcmbench import characterize
+    if not args.spec:
+        ap.error('app needs a SPEC file (e.g. tools/app/pgbench.toml)')
+    if args.trace or args.redraw or args.backing_dev:
+        ap.error('app takes no --trace, --redraw nor --backing-dev')
+    name = os.path.splitext(os.path.basename(args.spec))[0]
+    try:
+        with open(args.spec, encoding='utf-8') as fh:
+            text = fh.read()
+        if not args.guest:
+            text = pspec.override_text(text, **characterize.run_clock(args, text))
+        spec = loads(text, name, tables=not args.guest, short=args.short)
+    except OSError as e:
+        ap.error(f'{args.spec}: {e.strerror}')
+    except pspec.SpecError as e:
+        ap.error(f'{args.spec}: {e}')
+    why = missing_postgres()
+    if why:
+        ap.error(why)
+    if args.guest:
+        info = AppGuest(spec, args.run_dir, log=lambda m: print(m, flush=True)).run()
+        with open(os.path.join(args.run_dir, 'run.json'), 'w', encoding='utf-8') as fh:
+            json.dump(info, fh, indent=1)
+        return 0
+    return host_run(args, spec, text)
