@@ -139,11 +139,6 @@ static void ctx_put(struct pcm_ecc_dev *e)
 	local_bh_enable();
 }
 
-static struct block_device *meta_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ?: pc->dev)->bdev;
-}
-
 static unsigned int meta_len(struct pcm_c *pc)
 {
 	return pc->layout.row_meta_sectors << SECTOR_SHIFT;
@@ -852,8 +847,7 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	mempool_free(meta, e->meta_pool);
 	if (locked)
 		ecc_rows(pc, io, false);
-	/* the row's parity is read: a move may reuse it now */
-	pcm_io_over(pc, io);
+	/* end_io's next pass drops its count: a move may reuse the rows then */
 	io->ecc = PCM_ECC_IO_NONE;
 	if (r)
 		bio->bi_status = errno_to_blk_status(r);

@@ -9,12 +9,11 @@
  * the registers switch, and the next move into it (it is then the gap)
  * first waits for every bio mapped before that move began.
  *
- * The wait is an SRCU-style grace period over per-CPU counters.  A mapped
- * bio enters the current epoch's counter, then looks at its domain's gate;
- * the mover sets the gates of the rows it holds, then waits until the
- * bios of both epochs that entered before it are over.  Either a bio sees
- * the gate, or the mover sees the bio enter and waits for it (the two
- * full barriers of pcm_enter() and pcm_grace() pair).
+ * The wait is an SRCU-style grace period over per-CPU counters
+ * (dm-pcm-epoch.c): a mapped bio enters the current epoch's counter, then
+ * looks at its domain's gate.  The mover's doorbell (pcm_move_due()) is
+ * here too: the map path rings it, the mover (dm-pcm-move.c) calls down
+ * into this file to hold, switch and release rows, never the other way.
  */
 #include <linux/blkdev.h>
 #include <linux/percpu.h>
@@ -76,16 +75,6 @@ static struct pcm_io *io_of(struct bio *bio)
 	return dm_per_bio_data(bio, sizeof(struct pcm_io));
 }
 
-/* Enter the current epoch; returns it. */
-static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
-{
-	unsigned int idx = READ_ONCE(pc->epoch) & 1;
-
-	this_cpu_inc(pc->inflight->enter[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
-	return idx;
-}
-
 static inline void io_entered(struct pcm_io *io, unsigned int idx)
 {
 	io->state = PCM_IO_MAPPED + idx;
@@ -95,32 +84,6 @@ static inline void io_entered(struct pcm_io *io, unsigned int idx)
 static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 {
 	io_entered(io, pcm_enter_epoch(pc));
-}
-
-static noinline void pcm_wake_drain(struct pcm_c *pc)
-{
-	wake_up(&pc->drain_wq);
-}
-
-/* A bio of epoch @idx is over: count its exit. */
-static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
-{
-	smp_mb(); /* what the bio did comes before its count drops */
-	this_cpu_inc(pc->inflight->exit[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
-	if (unlikely(READ_ONCE(pc->draining)))
-		pcm_wake_drain(pc);
-}
-
-/* The bio's backing I/O is over, or it was never issued: drop its count. */
-static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
-{
-	unsigned int idx = io->state - PCM_IO_MAPPED;
-
-	if (io->state < PCM_IO_MAPPED)
-		return;
-	io->state = PCM_IO_DONE;
-	pcm_exit_epoch(pc, idx);
 }
 
 /*
@@ -161,49 +124,6 @@ static struct pcm_io *io_fast(struct bio *bio, struct pcm_io *io)
 	io = io_attach(bio);
 	io_entered(io, tag >> 1);
 	return io;
-}
-
-static unsigned long inflight_sum(struct pcm_c *pc, bool exits, unsigned int idx)
-{
-	unsigned long sum = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		struct pcm_inflight *f = per_cpu_ptr(pc->inflight, cpu);
-		unsigned long *n = exits ? &f->exit[idx] : &f->enter[idx];
-
-		sum += READ_ONCE(*n);
-	}
-	return sum;
-}
-
-/* No bio of epoch @idx in flight; an exit counted has its enter counted. */
-static bool drained(struct pcm_c *pc, unsigned int idx)
-{
-	unsigned long exits = inflight_sum(pc, true, idx);
-
-	smp_mb(); /* see srcu_readers_active_idx_check() */
-	return inflight_sum(pc, false, idx) == exits;
-}
-
-/*
- * Wait until every bio mapped before the call is over (the gates set
- * before it are seen by all bios mapped after).  As synchronize_srcu():
- * drain the idle epoch of stragglers that read the epoch before the last
- * flip, flip, drain the epoch that was current.  Caller holds meta_lock.
- */
-void pcm_grace(struct pcm_c *pc)
-{
-	unsigned long e = pc->epoch;
-
-	lockdep_assert_held(&pc->meta_lock);
-	WRITE_ONCE(pc->draining, true);
-	smp_mb(); /* pairs with pcm_enter() and pcm_io_done() */
-	wait_event(pc->drain_wq, drained(pc, (e + 1) & 1));
-	WRITE_ONCE(pc->epoch, e + 1);
-	smp_mb(); /* bios that read the new epoch enter its counter */
-	wait_event(pc->drain_wq, drained(pc, e & 1));
-	WRITE_ONCE(pc->draining, false);
 }
 
 /* Logical row -> domain and domain row; no division for 2^n domains. */
@@ -836,22 +756,9 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	return DM_ENDIO_DONE;
 }
 
-/* ECC: a bio's backing I/O (with its parity) is over. */
-void pcm_io_over(struct pcm_c *pc, struct pcm_io *io)
+/* Writes made a move due (any context but hard irq): ring the mover's doorbell. */
+void pcm_move_due(struct pcm_c *pc)
 {
-	pcm_io_done(pc, io);
-}
-
-int pcm_io_init(struct pcm_c *pc)
-{
-	pc->inflight = alloc_percpu(struct pcm_inflight);
-	if (!pc->inflight)
-		return -ENOMEM;
-	init_waitqueue_head(&pc->drain_wq);
-	return 0;
-}
-
-void pcm_io_exit(struct pcm_c *pc)
-{
-	free_percpu(pc->inflight);
+	if (!READ_ONCE(pc->quiesced))
+		queue_work(pc->wq, &pc->move_work);
 }

@@ -62,7 +62,7 @@ static void pcm_dtr(struct dm_target *ti)
 	pcm_errs_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
-	pcm_io_exit(pc);
+	pcm_epoch_exit(pc);
 	kvfree(pc->dom);
 	if (pc->meta_dev)
 		dm_put_device(ti, pc->meta_dev);
@@ -181,7 +181,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	l->offset = pc->start;
 	l->meta_dev = pc->meta_dev;
 	l->meta_dev_sectors = pc->meta_dev ? bdev_nr_sectors(pc->meta_dev->bdev) : 0;
-	l->meta_block = bdev_logical_block_size((pc->meta_dev ?: pc->dev)->bdev);
+	l->meta_block = bdev_logical_block_size(meta_bdev(pc));
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
 	l->row_meta = pc->ecc_on ? pcm_ecc_row_meta(&pc->ecc_geom, l->row_size) : 0;
@@ -270,7 +270,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 /* Allocations and clients; each failure names what could not be had. */
 static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 {
-	if (pcm_domains_init(pc) || pcm_io_init(pc)) {
+	if (pcm_domains_init(pc) || pcm_epoch_init(pc)) {
 		ti->error = "Cannot allocate domains";
 		return -ENOMEM;
 	}

@@ -88,16 +88,6 @@ struct pcm_wib {
 	atomic64_t resynced;		/* rows whose parity a load recomputed */
 };
 
-static const char *wib_name(struct pcm_c *pc)
-{
-	return dm_device_name(dm_table_get_md(pc->ti->table));
-}
-
-static struct block_device *meta_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ?: pc->dev)->bdev;
-}
-
 static sector_t bits_start(struct pcm_c *pc)
 {
 	return pc->layout.wib_start + pc->layout.inj_sectors;
@@ -170,7 +160,7 @@ static int mark_chunk(struct pcm_c *pc, u64 first, u32 n)
 	pcm_wib_written(&w->map, first, set, !r);
 	spin_unlock(&w->lock);
 	if (r)
-		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", wib_name(pc), r);
+		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", pcm_name(pc), r);
 	return r;
 }
 
@@ -260,7 +250,7 @@ static void clear_pass(struct pcm_c *pc)
 		goto out;
 	mutex_lock(&w->io_lock);
 	if (write_blocks(pc, block_of(w, cl.lo), block_of(w, cl.hi)))
-		DMERR_LIMIT("%s: write-intent bitmap clear failed", wib_name(pc));
+		DMERR_LIMIT("%s: write-intent bitmap clear failed", pcm_name(pc));
 	mutex_unlock(&w->io_lock);
 out:
 	mutex_unlock(&pc->meta_lock);
@@ -349,10 +339,10 @@ static int resync(struct pcm_c *pc)
 	}
 	if (r)
 		DMERR("%s: recomputing the parity of possibly torn rows failed: %d",
-		      wib_name(pc), r);
+		      pcm_name(pc), r);
 	else
 		DMINFO("%s: resynced the parity of %llu rows in %llu bitmap regions",
-		       wib_name(pc), atomic64_read(&w->resynced) - before, regions);
+		       pcm_name(pc), atomic64_read(&w->resynced) - before, regions);
 out_free:
 	kvfree(meta);
 	kvfree(row);
@@ -453,7 +443,7 @@ static int inj_load(struct pcm_c *pc)
 	if (le32_to_cpu(d->magic) != PCM_INJ_MAGIC || n > PCM_INJ_MAX ||
 	    le32_to_cpu(d->csum) != inj_csum(d)) {
 		DMWARN("%s: sticky-inject table damaged: ignored (clear_injected rewrites it)",
-		       wib_name(pc));
+		       pcm_name(pc));
 		memset(d, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
 		return 0;
 	}
@@ -468,9 +458,9 @@ static int inj_load(struct pcm_c *pc)
 		r = pcm_ecc_inject(pc, sector, nbits, true);
 	}
 	if (bad)
-		DMWARN("%s: %u sticky errors out of this table's range ignored", wib_name(pc), bad);
+		DMWARN("%s: %u sticky errors out of this table's range ignored", pcm_name(pc), bad);
 	if (n)
-		DMINFO("%s: %u sticky errors reloaded", wib_name(pc), n - bad);
+		DMINFO("%s: %u sticky errors reloaded", pcm_name(pc), n - bad);
 	return r;
 }
 
@@ -516,7 +506,7 @@ int pcm_wib_load(struct pcm_c *pc)
 		w->torn = pcm_wib_next(w->map.bits, w->map.nbits, 0) < w->map.nbits;
 		if (w->torn)
 			DMINFO("%s: rows may be torn; read-only: parity from their data",
-			       wib_name(pc));
+			       pcm_name(pc));
 	} else {
 		r = resync(pc);
 	}

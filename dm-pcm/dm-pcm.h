@@ -3,6 +3,26 @@
  * dm-pcm: the target's private state, shared by the target (table,
  * status, messages), the data path (dm-pcm-io.c), the metadata code and
  * the gap mover.
+ *
+ * The files call one way, down this list; none calls into a file above
+ * it (tools/callgraph checks the built objects: no cycle):
+ *
+ *   dm-pcm-target.c   table, status, messages, suspend: calls any below
+ *   dm-pcm-move.c     the gap mover
+ *   dm-pcm-io.c       map and end_io, parked bios, the mover's doorbell
+ *   dm-pcm-ecc.c      ECC coding on the data path
+ *   dm-pcm-wib.c      the write-intent bitmap
+ *   dm-pcm-inject.c   injected errors, one-shot and sticky
+ *   dm-pcm-errs.c     read numbers, ecc:none's raw errors
+ *   dm-pcm-timing.c   the timing model's charges and holds
+ *   dm-pcm-wear.c     wear counters
+ *   dm-pcm-epoch.c    in-flight epochs, the grace period
+ *   dm-pcm-meta.c     superblock, metadata I/O
+ *   dm-pcm-trace.c    the tracepoints
+ *   pcm-*.c           pure logic, built on the host too
+ *
+ * What a lower file needs from a higher one comes as data in struct
+ * pcm_c, or as a return value, never as a call.  Keep it so.
  */
 #ifndef DM_PCM_H
 #define DM_PCM_H
@@ -12,6 +32,7 @@
 #include <linux/device-mapper.h>
 #include <linux/hrtimer.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -305,6 +326,55 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 	};
 }
 
+/* The device's name, for messages in the kernel log. */
+static inline const char *pcm_name(struct pcm_c *pc)
+{
+	return dm_device_name(dm_table_get_md(pc->ti->table));
+}
+
+/* Where the metadata lives: the meta_device, or the end of the data device. */
+static inline struct block_device *meta_bdev(struct pcm_c *pc)
+{
+	return (pc->meta_dev ?: pc->dev)->bdev;
+}
+
+/* dm-pcm-epoch.c: the map path's and end_io's counts, inline; the wait */
+int pcm_epoch_init(struct pcm_c *pc);
+void pcm_epoch_exit(struct pcm_c *pc);
+void pcm_grace(struct pcm_c *pc);
+void pcm_wake_drain(struct pcm_c *pc);
+
+/* Enter the current epoch; returns it. */
+static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
+{
+	unsigned int idx = READ_ONCE(pc->epoch) & 1;
+
+	this_cpu_inc(pc->inflight->enter[idx]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
+	return idx;
+}
+
+/* A bio of epoch @idx is over: count its exit. */
+static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
+{
+	smp_mb(); /* what the bio did comes before its count drops */
+	this_cpu_inc(pc->inflight->exit[idx]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
+	if (unlikely(READ_ONCE(pc->draining)))
+		pcm_wake_drain(pc);
+}
+
+/* The bio's backing I/O is over, or it was never issued: drop its count. */
+static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
+{
+	unsigned int idx = io->state - PCM_IO_MAPPED;
+
+	if (io->state < PCM_IO_MAPPED)
+		return;
+	io->state = PCM_IO_DONE;
+	pcm_exit_epoch(pc, idx);
+}
+
 /* dm-pcm-meta.c */
 int pcm_meta_init(struct pcm_c *pc);
 void pcm_meta_exit(struct pcm_c *pc);
@@ -315,16 +385,13 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 	   sector_t sector, sector_t count, void *buf);
 
 /* dm-pcm-io.c */
-int pcm_io_init(struct pcm_c *pc);
-void pcm_io_exit(struct pcm_c *pc);
 int pcm_map(struct dm_target *ti, struct bio *bio);
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void pcm_move_due(struct pcm_c *pc);
 void pcm_hold_row(struct pcm_domain *dom, u64 row);
-void pcm_grace(struct pcm_c *pc);
 void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid);
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
-void pcm_io_over(struct pcm_c *pc, struct pcm_io *io);
 
 /* dm-pcm-ecc.c */
 int pcm_ecc_dev_init(struct pcm_c *pc);
@@ -421,7 +488,6 @@ void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);
 void pcm_move_exit(struct pcm_c *pc);
-void pcm_move_due(struct pcm_c *pc);
 int pcm_move_rounds(struct pcm_c *pc, u64 rounds);
 void pcm_move_quiesce(struct pcm_c *pc);
 void pcm_move_suspending(struct pcm_c *pc, bool suspending);
