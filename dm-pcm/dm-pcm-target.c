@@ -56,6 +56,7 @@ static void pcm_dtr(struct dm_target *ti)
 
 	/* their works run on the mover's workqueue: cancelled before it goes */
 	pcm_wear_exit(pc);
+	pcm_inject_exit(pc);
 	pcm_wib_exit(pc);
 	pcm_move_exit(pc);
 	pcm_ecc_dev_exit(pc);
@@ -299,6 +300,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 		ti->error = "Cannot allocate the write-intent bitmap";
 		return -ENOMEM;
 	}
+	if (pcm_inject_init(pc)) {
+		ti->error = "Cannot allocate the injection table";
+		return -ENOMEM;
+	}
 	if (pcm_wear_init(pc)) {
 		ti->error = "Cannot allocate wear counters";
 		return -ENOMEM;
@@ -421,7 +426,7 @@ static int pcm_preresume(struct dm_target *ti)
 
 	/* suspended: an allocation that waits for I/O here waits for us */
 	noio = memalloc_noio_save();
-	r = pcm_meta_load(pc) ?: pcm_wib_load(pc) ?:
+	r = pcm_meta_load(pc) ?: pcm_wib_load(pc) ?: pcm_inject_load(pc) ?:
 	    pcm_wear_load(pc, !formatted && pc->formatted);
 	memalloc_noio_restore(noio);
 	return r;
@@ -747,17 +752,17 @@ static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
 		      (unsigned long long)pc->ti->len - 1);
 		return -EINVAL;
 	}
-	if (pcm_parse_u64(argv[2], &nbits) || !nbits || nbits > pcm_ecc_max_inject(pc)) {
-		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_ecc_max_inject(pc));
+	if (pcm_parse_u64(argv[2], &nbits) || !nbits || nbits > pcm_inject_max(pc)) {
+		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_inject_max(pc));
 		return -EINVAL;
 	}
 	if (sticky) {
-		int r = pcm_wib_inject_save(pc, sector, nbits);
+		int r = pcm_inject_save(pc, sector, nbits);
 
 		if (r)
 			return r;
 	}
-	return pcm_ecc_inject(pc, sector, nbits, sticky);
+	return pcm_inject_add(pc, sector, nbits, sticky);
 }
 
 static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
@@ -770,8 +775,7 @@ static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
 		DMERR("clear_injected: needs ecc:bch (this device is ecc:none)");
 		return -EINVAL;
 	}
-	pcm_ecc_clear_injected(pc);
-	return pcm_wib_inject_clear(pc);
+	return pcm_inject_clear(pc);
 }
 
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,

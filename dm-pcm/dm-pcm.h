@@ -293,6 +293,8 @@ struct pcm_c {
 	struct pcm_ecc_geom ecc_geom;
 	struct pcm_ecc_dev *ecc;
 	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
+	struct pcm_injects *inj;	/* dm-pcm-inject.c: with ecc_on */
+	unsigned int nr_injected;	/* sectors with errors injected; inj's lock */
 	/* bit errors: dm-pcm-errs.c */
 	atomic_t *row_reads;		/* read number per physical row; NULL until asked */
 	bool raw_errs;			/* ecc:none and rber > 0: reads take the raw path */
@@ -402,9 +404,6 @@ int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			blk_status_t *error);
 void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
 int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
-int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
-u32 pcm_ecc_max_inject(struct pcm_c *pc);
-void pcm_ecc_clear_injected(struct pcm_c *pc);
 void pcm_ecc_reset(struct pcm_c *pc);
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
@@ -416,7 +415,7 @@ u32 pcm_row_read(struct pcm_c *pc, sector_t slot);
 void pcm_errs_rber(struct pcm_c *pc, u64 rber);
 int pcm_raw_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 int pcm_raw_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-/* dm-pcm-wib.c: write-intent bitmap and sticky injections (ecc:bch) */
+/* dm-pcm-wib.c: write-intent bitmap (ecc:bch) */
 int pcm_wib_init(struct pcm_c *pc);
 void pcm_wib_exit(struct pcm_c *pc);
 int pcm_wib_load(struct pcm_c *pc);
@@ -425,10 +424,30 @@ bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors);
 bool pcm_wib_torn(struct pcm_c *pc, sector_t slot);
 void pcm_wib_quiesce(struct pcm_c *pc);
 void pcm_wib_clear_now(struct pcm_c *pc);
-int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
-int pcm_wib_inject_clear(struct pcm_c *pc);
 void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
+
+/* dm-pcm-inject.c: injected errors, one-shot and sticky (ecc:bch) */
+int pcm_inject_init(struct pcm_c *pc);
+void pcm_inject_exit(struct pcm_c *pc);
+int pcm_inject_load(struct pcm_c *pc);
+int pcm_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
+int pcm_inject_add(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
+int pcm_inject_clear(struct pcm_c *pc);
+u32 pcm_inject_max(struct pcm_c *pc);
+u32 __pcm_inject_take(struct pcm_c *pc, sector_t sector);
+
+/* Whether any sector has errors injected: a racy look, as a read takes it. */
+static inline bool pcm_injected(struct pcm_c *pc)
+{
+	return READ_ONCE(pc->nr_injected);
+}
+
+/* Bits injected in logical sector @sector, for a read (BHs off); one-shots go. */
+static inline u32 pcm_inject_take(struct pcm_c *pc, sector_t sector)
+{
+	return pcm_injected(pc) ? __pcm_inject_take(pc, sector) : 0;
+}
 
 /* dm-pcm-wear.c */
 int pcm_wear_init(struct pcm_c *pc);
