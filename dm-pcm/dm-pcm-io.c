@@ -70,9 +70,9 @@ static bool programs_cells(struct bio *bio)
 	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
 }
 
-static struct pcm_io *io_of(struct bio *bio)
+static struct pcm_io *io_of(struct pcm_c *pc, struct bio *bio)
 {
-	return dm_per_bio_data(bio, sizeof(struct pcm_io));
+	return pcm_io_of(pc, bio);
 }
 
 static inline void io_entered(struct pcm_io *io, unsigned int idx)
@@ -102,9 +102,9 @@ static inline void *epoch_tag(unsigned int idx)
 }
 
 /* The bio's pcm_io, from now on its clone's bi_private. */
-static struct pcm_io *io_attach(struct bio *bio)
+static struct pcm_io *io_attach(struct pcm_c *pc, struct bio *bio)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 
 	bio->bi_private = io;
 	io->ecc = PCM_ECC_IO_NONE;
@@ -115,13 +115,13 @@ static struct pcm_io *io_attach(struct bio *bio)
  * What is rare after map_fast() entered the bio needs its pcm_io: @io
  * (map_ecc()'s, entered already), or attach it in place of the epoch tag.
  */
-static struct pcm_io *io_fast(struct bio *bio, struct pcm_io *io)
+static struct pcm_io *io_fast(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	unsigned long tag = (unsigned long)bio->bi_private;
 
 	if (io)
 		return io;
-	io = io_attach(bio);
+	io = io_attach(pc, bio);
 	io_entered(io, tag >> 1);
 	return io;
 }
@@ -244,7 +244,7 @@ static bool must_wait(struct pcm_domain *dom, struct bio *bio, u64 l, bool head)
 static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 		     u64 l, u32 in_row)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 	bool nowait = bio->bi_opf & REQ_NOWAIT, due = false;
 
 	spin_lock(&dom->lock);
@@ -394,9 +394,9 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 static void submit_remapped(struct pcm_c *pc, struct bio *bio)
 {
 	if (READ_ONCE(pc->timed))
-		pcm_timing_charge(pc, bio, io_of(bio));
+		pcm_timing_charge(pc, bio, io_of(pc, bio));
 	if (unlikely(pc->ecc_on) &&
-	    pcm_ecc_remapped(pc, bio, io_of(bio)) == DM_MAPIO_SUBMITTED)
+	    pcm_ecc_remapped(pc, bio, io_of(pc, bio)) == DM_MAPIO_SUBMITTED)
 		return;
 	dm_submit_bio_remap(bio, NULL);
 }
@@ -419,7 +419,7 @@ again:
 	due = false;
 	spin_lock(&dom->lock);
 	while ((bio = bio_list_peek(&dom->parked))) {
-		struct pcm_io *io = io_of(bio);
+		struct pcm_io *io = io_of(pc, bio);
 		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
 
 		if (!all && must_wait(dom, bio, io->row, true))
@@ -447,7 +447,7 @@ again:
 		pcm_move_due(pc);
 	while ((bio = bio_list_pop(&go))) {
 		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-			pcm_io_done(pc, io_of(bio));
+			pcm_io_done(pc, io_of(pc, bio));
 			bio_io_error(bio);
 			continue;
 		}
@@ -561,7 +561,7 @@ static int map_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io, int 
 static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	if (!io)
-		io = io_attach(bio);
+		io = io_attach(pc, bio);
 	io->state = PCM_IO_IDLE;
 	io->timed = false;
 	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io));
@@ -571,14 +571,14 @@ static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *i
 static noinline int map_fast_parked(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 				    struct pcm_domain *dom, u64 l, u32 in_row)
 {
-	io = io_fast(bio, io);
+	io = io_fast(pc, bio, io);
 	return map_charge(pc, bio, io, map_parked(pc, bio, dom, l, in_row));
 }
 
 /* map_fast() remapped a bio the timing model must charge (out of line: rare). */
 static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
-	pcm_timing_charge(pc, bio, io_fast(bio, io));
+	pcm_timing_charge(pc, bio, io_fast(pc, bio, io));
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -586,7 +586,7 @@ static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm
 static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
 				 struct bio *bio, struct pcm_io *io)
 {
-	io = io_fast(bio, io);
+	io = io_fast(pc, bio, io);
 	move_fell_due(pc, dom);
 	return map_charge(pc, bio, io, DM_MAPIO_REMAPPED);
 }
@@ -677,8 +677,7 @@ static noinline int map_raw(struct dm_target *ti, struct bio *bio, struct pcm_io
 	struct pcm_c *pc = ti->private;
 	int r;
 
-	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	r = map_fast(pc, bio, io, io->lsector);
+	r = map_fast(pc, bio, io, dm_target_offset(ti, bio->bi_iter.bi_sector));
 	if (r != DM_MAPIO_REMAPPED)
 		return r;
 	return pcm_raw_remapped(pc, bio, io);
@@ -691,16 +690,16 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
-		return map_ecc(ti, bio, io_attach(bio));
+		return map_ecc(ti, bio, io_attach(pc, bio));
 	if (unlikely(READ_ONCE(pc->raw_errs)) && bio_op(bio) == REQ_OP_READ)
-		return map_raw(ti, bio, io_attach(bio));
+		return map_raw(ti, bio, io_attach(pc, bio));
 	return map_fast(pc, bio, NULL, dm_target_offset(ti, bio->bi_iter.bi_sector));
 }
 
 /* pcm_end_io() with ecc:bch */
 static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *error)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 	int r;
 
 	/* inline: the second of its data and parity decodes, or unlocks the rows */

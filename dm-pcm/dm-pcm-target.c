@@ -379,7 +379,9 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	/* a discard need not zero: its rows' parity would no longer match */
 	ti->num_discard_bios = pc->ecc_on ? 0 : 1;
 	ti->num_write_zeroes_bios = 1;
-	ti->per_io_data_size = sizeof(struct pcm_io);
+	/* no ECC: no room for its part of struct pcm_io in any bio's data */
+	pc->io_size = pcm_io_size(pc->ecc_on);
+	ti->per_io_data_size = pc->io_size;
 	/* a parked bio may be submitted and done before map returns */
 	ti->accounts_remapped_io = true;
 	return 0;

@@ -112,6 +112,15 @@ enum pcm_ecc_io {
 	PCM_ECC_IO_WPAIR,		/* a whole-row write and its parity, issued together */
 };
 
+/*
+ * The per-bio data is as long as the table's features need
+ * (pcm_io_size()): a table without ecc:bch has none of the ECC part, so
+ * everything after @work exists with ecc:bch only.  The timing model and
+ * ecc:none's raw errors can be turned on by "set" on a live table, so
+ * their part is always there.  Reach a bio's pcm_io with pcm_io_of() and
+ * back with pcm_bio_of(), never with sizeof(struct pcm_io) (except in
+ * dm-pcm-ecc.c, whose tables have all of it).
+ */
 struct pcm_io {
 	u64 row;			/* domain row, while parked */
 	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
@@ -123,15 +132,22 @@ struct pcm_io {
 	struct pcm_c *pc;		/* for @timer and @work */
 	struct hrtimer timer;
 	/* ECC, and ecc:none reads while rber is above 0 */
-	sector_t lsector;		/* first logical sector */
-	u64 gen;			/* a read: its rows' write generations when mapped */
 	struct bvec_iter iter;		/* the data as remapped */
 	struct work_struct work;
+	/* ECC only (pcm_io_size()) */
+	sector_t lsector;		/* first logical sector */
+	u64 gen;			/* a read: its rows' write generations when mapped */
 	/* ECC_IO_PAIR, _WPAIR: its rows' parity, read or written beside the data */
 	u8 *meta;
 	atomic_t pending;		/* data and parity I/O not yet completed */
 	blk_status_t meta_status;	/* the parity I/O's */
 };
+
+/* The per-bio data a table of these features needs: dm_target's per_io_data_size. */
+static inline unsigned int pcm_io_size(bool ecc_on)
+{
+	return ecc_on ? sizeof(struct pcm_io) : offsetof(struct pcm_io, lsector);
+}
 
 /* ECC status figures, in the order status prints them: append only. */
 enum pcm_ecc_fig {
@@ -241,6 +257,7 @@ struct pcm_stats {
 
 struct pcm_c {
 	struct dm_target *ti;
+	unsigned int io_size;		/* per-bio data: pcm_io_size() */
 	dev_t devt;			/* the dm device's, for the tracepoints */
 	struct dm_dev *dev;
 	struct dm_dev *meta_dev;	/* NULL: metadata at the end of @dev */
@@ -326,6 +343,17 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 		.ecc = pc->ecc_on ? pcm_ecc_geom_pack(&pc->ecc_geom) : 0,
 		.wear = pc->cfg.val[PCM_WEAR],
 	};
+}
+
+/* A bio's pcm_io, as long as the table made it (pc->io_size). */
+static inline struct pcm_io *pcm_io_of(struct pcm_c *pc, struct bio *bio)
+{
+	return dm_per_bio_data(bio, pc->io_size);
+}
+
+static inline struct bio *pcm_bio_of(struct pcm_c *pc, struct pcm_io *io)
+{
+	return dm_bio_from_per_bio_data(io, pc->io_size);
 }
 
 /* The device's name, for messages in the kernel log. */
