@@ -321,14 +321,11 @@ int pcm_inject_load(struct pcm_c *pc)
 	if (!in->on)
 		return 0;
 	if (pc->formatted && !in->zeroed) {
-		r = inj_clear_disk(pc);
-		if (r) {
-			DMERR("clear_injected: cannot write the table: %d", r);
-			return r;
-		}
-		in->zeroed = true;
-		in->loaded = true;
-		return 0;
+		/* nothing is injected yet: this only writes the empty table */
+		r = pcm_inject_clear(pc);
+		in->zeroed = !r;
+		in->loaded = !r;
+		return r;
 	}
 	if (!in->loaded) {
 		r = inj_load(pc);
