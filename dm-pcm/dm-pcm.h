@@ -275,7 +275,7 @@ struct pcm_c {
 	struct pcm_layout layout;	/* where rows and superblocks are */
 	struct pcm_domain *dom;
 
-	/* the map path's in-flight counts: dm-pcm-io.c */
+	/* the map path's in-flight counts: dm-pcm-epoch.c */
 	struct pcm_inflight __percpu *inflight;
 	unsigned long epoch;		/* under meta_lock; the map path reads it */
 	bool draining;			/* pcm_grace() waits on drain_wq */
