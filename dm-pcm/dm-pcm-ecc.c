@@ -66,14 +66,6 @@
 #include "pcm-rand.h"
 #include "pcm_trace.h"
 
-/* An error "inject" left for the next read (or every read) of a sector. */
-struct pcm_inject {
-	struct list_head list;
-	sector_t sector;
-	u32 nbits;
-	bool sticky;
-};
-
 #define PCM_SECTOR_BITS_MAX	(8 * (PCM_ECC_SECTOR + PCM_ECC_MAX_META))
 
 /*
@@ -105,10 +97,6 @@ struct pcm_ecc_dev {
 
 	u8 *move_meta;			/* the mover's: a row's metadata */
 
-	spinlock_t inject_lock;		/* @injected, @nr_injected */
-	struct list_head injected;
-	unsigned int nr_injected;
-
 	atomic64_t figs[PCM_ECC_NR_FIGS];
 };
 
@@ -137,11 +125,6 @@ static void ctx_put(struct pcm_ecc_dev *e)
 {
 	local_unlock(&e->ctx->lock);
 	local_bh_enable();
-}
-
-static struct block_device *meta_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ?: pc->dev)->bdev;
 }
 
 static unsigned int meta_len(struct pcm_c *pc)
@@ -523,7 +506,7 @@ static void flip_bit(struct ecc_rd *rd, u32 n)
 
 static u32 sector_bits(const struct pcm_ecc_geom *g)
 {
-	return 8 * PCM_ECC_SECTOR + g->codewords * g->m * g->t;
+	return pcm_ecc_sector_bits(g);
 }
 
 /*
@@ -547,30 +530,6 @@ static u32 stuck_cells(struct pcm_ecc_dev *e, struct ecc_rd *rd,
 	if (n)
 		atomic64_add(n, &e->figs[PCM_ECC_RAW_BITS]);
 	return n;
-}
-
-/* Bits "inject" left for logical sector @sector; a one-shot is used up. */
-static u32 injected_bits(struct pcm_c *pc, sector_t sector)
-{
-	struct pcm_ecc_dev *e = pc->ecc;
-	struct pcm_inject *in, *tmp;
-	u32 bits = 0;
-
-	if (!READ_ONCE(e->nr_injected))
-		return 0;
-	spin_lock(&e->inject_lock);
-	list_for_each_entry_safe(in, tmp, &e->injected, list) {
-		if (in->sector != sector)
-			continue;
-		bits += in->nbits;
-		if (!in->sticky) {
-			list_del(&in->list);
-			e->nr_injected--;
-			kfree(in);
-		}
-	}
-	spin_unlock(&e->inject_lock);
-	return bits;
 }
 
 /*
@@ -651,7 +610,7 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 		memcpy(c->parity, p, pcm_ecc_sector_parity(g));
 		rd.copied = true;
 	}
-	inj = injected_bits(pc, lsector);
+	inj = pcm_inject_take(pc, lsector);
 	if (inj)
 		flips += inject_flips(pc, &rd, psector, nread, inj);
 	if (rate->mant)
@@ -733,7 +692,7 @@ static bool ecc_row_clean(struct pcm_ecc_dev *e, struct bio *bio, struct bvec_it
 	bool clean;
 	u8 *d;
 
-	if (READ_ONCE(e->nr_injected) || rate->mant || ws->x)
+	if (rate->mant || ws->x)
 		return false;
 	d = bio_sectors_map(bio, it, sp->n);
 	if (!d)
@@ -755,18 +714,18 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	struct pcm_ecc_dev *e = pc->ecc;
 	struct pcm_stuck_iter ws;
 	struct pcm_err_rate rate;
+	bool good = true, inj = pcm_injected(pc);
 	struct pcm_ecc_ctx *c;
-	bool good = true;
 	u32 i, nread = 0;
 
 	ecc_row_rate(pc, sp, &rate);
-	if (rate.mant || READ_ONCE(e->nr_injected))
+	if (rate.mant || inj)
 		nread = pcm_row_read(pc, sp->slot);
 	/* wear hook: the row's stuck cells, then this sector's of them */
 	pcm_wear_stuck_begin(pc, sp->slot, sector_bits(&e->geom), &ws);
 	c = ctx_get(e);
 	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
-	if (ecc_row_clean(e, bio, *it, sp, meta, &rate, &ws, c)) {
+	if (!inj && ecc_row_clean(e, bio, *it, sp, meta, &rate, &ws, c)) {
 		bio_advance_iter(bio, it, sp->n << SECTOR_SHIFT);
 		i = sp->n;	/* nothing to decode */
 	} else {
@@ -852,8 +811,7 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	mempool_free(meta, e->meta_pool);
 	if (locked)
 		ecc_rows(pc, io, false);
-	/* the row's parity is read: a move may reuse it now */
-	pcm_io_over(pc, io);
+	/* end_io's next pass drops its count: a move may reuse the rows then */
 	io->ecc = PCM_ECC_IO_NONE;
 	if (r)
 		bio->bi_status = errno_to_blk_status(r);
@@ -1170,50 +1128,6 @@ int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst)
 	return r;
 }
 
-/* "inject <sector> <nbits> [sticky]" */
-int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
-{
-	struct pcm_ecc_dev *e = pc->ecc;
-	struct pcm_inject *in;
-	int r;
-
-	/* its bits are drawn by read number */
-	r = pcm_errs_enable(pc);
-	if (r)
-		return r;
-	in = kmalloc(sizeof(*in), GFP_KERNEL);
-	if (!in)
-		return -ENOMEM;
-	in->sector = sector;
-	in->nbits = nbits;
-	in->sticky = sticky;
-	spin_lock_bh(&e->inject_lock);	/* reads decode in softirq context too */
-	list_add_tail(&in->list, &e->injected);
-	e->nr_injected++;
-	spin_unlock_bh(&e->inject_lock);
-	return 0;
-}
-
-/* Most bits one "inject" flips: every bit of a sector and its parity. */
-u32 pcm_ecc_max_inject(struct pcm_c *pc)
-{
-	return sector_bits(&pc->ecc->geom);
-}
-
-void pcm_ecc_clear_injected(struct pcm_c *pc)
-{
-	struct pcm_ecc_dev *e = pc->ecc;
-	struct pcm_inject *in, *tmp;
-	LIST_HEAD(gone);
-
-	spin_lock_bh(&e->inject_lock);
-	list_splice_init(&e->injected, &gone);
-	e->nr_injected = 0;
-	spin_unlock_bh(&e->inject_lock);
-	list_for_each_entry_safe(in, tmp, &gone, list)
-		kfree(in);
-}
-
 /* ecc:none: the raw bits rber flipped, and the sectors they reached the reader in */
 static s64 ecc_none_fig(struct pcm_c *pc, unsigned int i)
 {
@@ -1280,8 +1194,6 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 		return -ENOMEM;
 	pc->ecc = e;
 	e->geom = pc->ecc_geom;
-	spin_lock_init(&e->inject_lock);
-	INIT_LIST_HEAD(&e->injected);
 	e->move_meta = kvmalloc(meta_len(pc), GFP_KERNEL);
 	e->row_busy = bitmap_zalloc(PCM_ECC_ROW_LOCKS, GFP_KERNEL);
 	e->row_gen = kcalloc(PCM_ECC_ROW_LOCKS, sizeof(*e->row_gen), GFP_KERNEL);
@@ -1318,7 +1230,6 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 		return;
 	if (e->wq)
 		destroy_workqueue(e->wq);
-	pcm_ecc_clear_injected(pc);
 	if (e->ctx) {
 		/*
 		 * pcm_ecc_exit() takes a codec never set up (zeroed); the last

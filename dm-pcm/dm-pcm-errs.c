@@ -120,8 +120,8 @@ static void raw_flip(struct bio *bio, struct bvec_iter at, u32 pos)
 static void raw_work(struct work_struct *work)
 {
 	struct pcm_io *io = container_of(work, struct pcm_io, work);
-	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(struct pcm_io));
 	struct pcm_c *pc = io->pc;
+	struct bio *bio = pcm_bio_of(pc, io);
 	u32 rs = 1U << pc->layout.row_shift, left = io->iter.bi_size >> SECTOR_SHIFT;
 	u64 seed = pc->cfg.val[PCM_SEED], rber = READ_ONCE(pc->live.val[PCM_RBER]);
 	struct bvec_iter it = io->iter;

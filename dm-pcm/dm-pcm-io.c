@@ -9,12 +9,11 @@
  * the registers switch, and the next move into it (it is then the gap)
  * first waits for every bio mapped before that move began.
  *
- * The wait is an SRCU-style grace period over per-CPU counters.  A mapped
- * bio enters the current epoch's counter, then looks at its domain's gate;
- * the mover sets the gates of the rows it holds, then waits until the
- * bios of both epochs that entered before it are over.  Either a bio sees
- * the gate, or the mover sees the bio enter and waits for it (the two
- * full barriers of pcm_enter() and pcm_grace() pair).
+ * The wait is an SRCU-style grace period over per-CPU counters
+ * (dm-pcm-epoch.c): a mapped bio enters the current epoch's counter, then
+ * looks at its domain's gate.  The mover's doorbell (pcm_move_due()) is
+ * here too: the map path rings it, the mover (dm-pcm-move.c) calls down
+ * into this file to hold, switch and release rows, never the other way.
  */
 #include <linux/blkdev.h>
 #include <linux/percpu.h>
@@ -71,19 +70,9 @@ static bool programs_cells(struct bio *bio)
 	       bio_op(bio) == REQ_OP_WRITE_ZEROES;
 }
 
-static struct pcm_io *io_of(struct bio *bio)
+static struct pcm_io *io_of(struct pcm_c *pc, struct bio *bio)
 {
-	return dm_per_bio_data(bio, sizeof(struct pcm_io));
-}
-
-/* Enter the current epoch; returns it. */
-static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
-{
-	unsigned int idx = READ_ONCE(pc->epoch) & 1;
-
-	this_cpu_inc(pc->inflight->enter[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
-	return idx;
+	return pcm_io_of(pc, bio);
 }
 
 static inline void io_entered(struct pcm_io *io, unsigned int idx)
@@ -95,32 +84,6 @@ static inline void io_entered(struct pcm_io *io, unsigned int idx)
 static inline void pcm_enter(struct pcm_c *pc, struct pcm_io *io)
 {
 	io_entered(io, pcm_enter_epoch(pc));
-}
-
-static noinline void pcm_wake_drain(struct pcm_c *pc)
-{
-	wake_up(&pc->drain_wq);
-}
-
-/* A bio of epoch @idx is over: count its exit. */
-static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
-{
-	smp_mb(); /* what the bio did comes before its count drops */
-	this_cpu_inc(pc->inflight->exit[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
-	if (unlikely(READ_ONCE(pc->draining)))
-		pcm_wake_drain(pc);
-}
-
-/* The bio's backing I/O is over, or it was never issued: drop its count. */
-static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
-{
-	unsigned int idx = io->state - PCM_IO_MAPPED;
-
-	if (io->state < PCM_IO_MAPPED)
-		return;
-	io->state = PCM_IO_DONE;
-	pcm_exit_epoch(pc, idx);
 }
 
 /*
@@ -139,9 +102,9 @@ static inline void *epoch_tag(unsigned int idx)
 }
 
 /* The bio's pcm_io, from now on its clone's bi_private. */
-static struct pcm_io *io_attach(struct bio *bio)
+static struct pcm_io *io_attach(struct pcm_c *pc, struct bio *bio)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 
 	bio->bi_private = io;
 	io->ecc = PCM_ECC_IO_NONE;
@@ -152,58 +115,15 @@ static struct pcm_io *io_attach(struct bio *bio)
  * What is rare after map_fast() entered the bio needs its pcm_io: @io
  * (map_ecc()'s, entered already), or attach it in place of the epoch tag.
  */
-static struct pcm_io *io_fast(struct bio *bio, struct pcm_io *io)
+static struct pcm_io *io_fast(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	unsigned long tag = (unsigned long)bio->bi_private;
 
 	if (io)
 		return io;
-	io = io_attach(bio);
+	io = io_attach(pc, bio);
 	io_entered(io, tag >> 1);
 	return io;
-}
-
-static unsigned long inflight_sum(struct pcm_c *pc, bool exits, unsigned int idx)
-{
-	unsigned long sum = 0;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		struct pcm_inflight *f = per_cpu_ptr(pc->inflight, cpu);
-		unsigned long *n = exits ? &f->exit[idx] : &f->enter[idx];
-
-		sum += READ_ONCE(*n);
-	}
-	return sum;
-}
-
-/* No bio of epoch @idx in flight; an exit counted has its enter counted. */
-static bool drained(struct pcm_c *pc, unsigned int idx)
-{
-	unsigned long exits = inflight_sum(pc, true, idx);
-
-	smp_mb(); /* see srcu_readers_active_idx_check() */
-	return inflight_sum(pc, false, idx) == exits;
-}
-
-/*
- * Wait until every bio mapped before the call is over (the gates set
- * before it are seen by all bios mapped after).  As synchronize_srcu():
- * drain the idle epoch of stragglers that read the epoch before the last
- * flip, flip, drain the epoch that was current.  Caller holds meta_lock.
- */
-void pcm_grace(struct pcm_c *pc)
-{
-	unsigned long e = pc->epoch;
-
-	lockdep_assert_held(&pc->meta_lock);
-	WRITE_ONCE(pc->draining, true);
-	smp_mb(); /* pairs with pcm_enter() and pcm_io_done() */
-	wait_event(pc->drain_wq, drained(pc, (e + 1) & 1));
-	WRITE_ONCE(pc->epoch, e + 1);
-	smp_mb(); /* bios that read the new epoch enter its counter */
-	wait_event(pc->drain_wq, drained(pc, e & 1));
-	WRITE_ONCE(pc->draining, false);
 }
 
 /* Logical row -> domain and domain row; no division for 2^n domains. */
@@ -324,7 +244,7 @@ static bool must_wait(struct pcm_domain *dom, struct bio *bio, u64 l, bool head)
 static int map_gated(struct pcm_c *pc, struct pcm_domain *dom, struct bio *bio,
 		     u64 l, u32 in_row)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 	bool nowait = bio->bi_opf & REQ_NOWAIT, due = false;
 
 	spin_lock(&dom->lock);
@@ -474,9 +394,9 @@ void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 static void submit_remapped(struct pcm_c *pc, struct bio *bio)
 {
 	if (READ_ONCE(pc->timed))
-		pcm_timing_charge(pc, bio, io_of(bio));
+		pcm_timing_charge(pc, bio, io_of(pc, bio));
 	if (unlikely(pc->ecc_on) &&
-	    pcm_ecc_remapped(pc, bio, io_of(bio)) == DM_MAPIO_SUBMITTED)
+	    pcm_ecc_remapped(pc, bio, io_of(pc, bio)) == DM_MAPIO_SUBMITTED)
 		return;
 	dm_submit_bio_remap(bio, NULL);
 }
@@ -499,7 +419,7 @@ again:
 	due = false;
 	spin_lock(&dom->lock);
 	while ((bio = bio_list_peek(&dom->parked))) {
-		struct pcm_io *io = io_of(bio);
+		struct pcm_io *io = io_of(pc, bio);
 		sector_t sector = dm_target_offset(pc->ti, bio->bi_iter.bi_sector);
 
 		if (!all && must_wait(dom, bio, io->row, true))
@@ -527,7 +447,7 @@ again:
 		pcm_move_due(pc);
 	while ((bio = bio_list_pop(&go))) {
 		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-			pcm_io_done(pc, io_of(bio));
+			pcm_io_done(pc, io_of(pc, bio));
 			bio_io_error(bio);
 			continue;
 		}
@@ -641,7 +561,7 @@ static int map_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io, int 
 static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	if (!io)
-		io = io_attach(bio);
+		io = io_attach(pc, bio);
 	io->state = PCM_IO_IDLE;
 	io->timed = false;
 	return map_charge(pc, bio, io, pcm_map_bio(pc, bio, io));
@@ -651,14 +571,14 @@ static noinline int map_slow(struct pcm_c *pc, struct bio *bio, struct pcm_io *i
 static noinline int map_fast_parked(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 				    struct pcm_domain *dom, u64 l, u32 in_row)
 {
-	io = io_fast(bio, io);
+	io = io_fast(pc, bio, io);
 	return map_charge(pc, bio, io, map_parked(pc, bio, dom, l, in_row));
 }
 
 /* map_fast() remapped a bio the timing model must charge (out of line: rare). */
 static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
-	pcm_timing_charge(pc, bio, io_fast(bio, io));
+	pcm_timing_charge(pc, bio, io_fast(pc, bio, io));
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -666,7 +586,7 @@ static noinline int map_fast_timed(struct pcm_c *pc, struct bio *bio, struct pcm
 static noinline int map_fast_due(struct pcm_c *pc, struct pcm_domain *dom,
 				 struct bio *bio, struct pcm_io *io)
 {
-	io = io_fast(bio, io);
+	io = io_fast(pc, bio, io);
 	move_fell_due(pc, dom);
 	return map_charge(pc, bio, io, DM_MAPIO_REMAPPED);
 }
@@ -757,8 +677,7 @@ static noinline int map_raw(struct dm_target *ti, struct bio *bio, struct pcm_io
 	struct pcm_c *pc = ti->private;
 	int r;
 
-	io->lsector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	r = map_fast(pc, bio, io, io->lsector);
+	r = map_fast(pc, bio, io, dm_target_offset(ti, bio->bi_iter.bi_sector));
 	if (r != DM_MAPIO_REMAPPED)
 		return r;
 	return pcm_raw_remapped(pc, bio, io);
@@ -771,16 +690,16 @@ int pcm_map(struct dm_target *ti, struct bio *bio)
 
 	bio_set_dev(bio, pc->dev->bdev);
 	if (unlikely(pc->ecc_on))
-		return map_ecc(ti, bio, io_attach(bio));
+		return map_ecc(ti, bio, io_attach(pc, bio));
 	if (unlikely(READ_ONCE(pc->raw_errs)) && bio_op(bio) == REQ_OP_READ)
-		return map_raw(ti, bio, io_attach(bio));
+		return map_raw(ti, bio, io_attach(pc, bio));
 	return map_fast(pc, bio, NULL, dm_target_offset(ti, bio->bi_iter.bi_sector));
 }
 
 /* pcm_end_io() with ecc:bch */
 static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *error)
 {
-	struct pcm_io *io = io_of(bio);
+	struct pcm_io *io = io_of(pc, bio);
 	int r;
 
 	/* inline: the second of its data and parity decodes, or unlocks the rows */
@@ -836,22 +755,9 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	return DM_ENDIO_DONE;
 }
 
-/* ECC: a bio's backing I/O (with its parity) is over. */
-void pcm_io_over(struct pcm_c *pc, struct pcm_io *io)
+/* Writes made a move due (any context but hard irq): ring the mover's doorbell. */
+void pcm_move_due(struct pcm_c *pc)
 {
-	pcm_io_done(pc, io);
-}
-
-int pcm_io_init(struct pcm_c *pc)
-{
-	pc->inflight = alloc_percpu(struct pcm_inflight);
-	if (!pc->inflight)
-		return -ENOMEM;
-	init_waitqueue_head(&pc->drain_wq);
-	return 0;
-}
-
-void pcm_io_exit(struct pcm_c *pc)
-{
-	free_percpu(pc->inflight);
+	if (!READ_ONCE(pc->quiesced))
+		queue_work(pc->wq, &pc->move_work);
 }

@@ -15,11 +15,6 @@
 
 #include "dm-pcm.h"
 
-static struct block_device *meta_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ? pc->meta_dev : pc->dev)->bdev;
-}
-
 /*
  * pcm_io() of a buffer within one page of kmalloc memory (a 4 KiB row's
  * parity, a bitmap block): one bio on the stack, as md's sync_page_io()
@@ -119,7 +114,7 @@ static int read_copies(struct pcm_c *pc, enum pcm_sb_status st[2])
 		r = sb_io(pc, REQ_OP_READ | REQ_SYNC, i);
 		if (r) {
 			DMERR("%s: cannot read superblock copy %u: %d",
-			      dm_device_name(dm_table_get_md(pc->ti->table)), i, r);
+			      pcm_name(pc), i, r);
 			return r;
 		}
 		st[i] = pcm_sb_decode(&pc->disk[i], pc->nr_domains, pc->sb_buf, len);
@@ -294,7 +289,7 @@ static int format(struct pcm_c *pc, const enum pcm_sb_status st[2])
 	pc->copies_differ = false;
 	pc->formatted = true;
 	DMINFO("%s: formatted %llu rows in %u domains",
-	       dm_device_name(dm_table_get_md(pc->ti->table)),
+	       pcm_name(pc),
 	       pc->logical_rows, pc->nr_domains);
 	return 0;
 }
@@ -342,7 +337,7 @@ int pcm_meta_load(struct pcm_c *pc)
 	take_registers(pc, &pc->disk[pick], st);
 	if (st[!pick] != PCM_SB_VALID && !pc->read_only) {
 		DMWARN("%s: superblock copy %d is damaged; rewriting it from copy %d (seq %llu)",
-		       dm_device_name(dm_table_get_md(pc->ti->table)), !pick,
+		       pcm_name(pc), !pick,
 		       pick, pc->sb.seq);
 		pc->sb.seq++;
 		r = write_copy(pc, true);
@@ -399,7 +394,7 @@ int pcm_meta_persist(struct pcm_c *pc, bool both)
 		/* writes now fail in pcm_map_bio(): map_fast() does not look */
 		WRITE_ONCE(pc->map_fast_ok, false);
 		DMERR("%s: superblock write failed (%d): writes and flushes fail until reloaded",
-		      dm_device_name(dm_table_get_md(pc->ti->table)), r);
+		      pcm_name(pc), r);
 		return r;
 	}
 	pc->copies_differ = copies == 1;

@@ -30,16 +30,9 @@
 #include <linux/sched/signal.h>
 
 #include "dm-pcm.h"
-
-#define CREATE_TRACE_POINTS
 #include "pcm_trace.h"
 
 #define PCM_ROUNDS_PER_PASS	16	/* then the worker requeues itself */
-
-static const char *pcm_name(struct pcm_c *pc)
-{
-	return dm_device_name(dm_table_get_md(pc->ti->table));
-}
 
 /*
  * Copy physical row @src of @dom into @dst through the row buffer: two
@@ -207,13 +200,6 @@ static void move_work(struct work_struct *work)
 		cond_resched();
 	}
 	pcm_move_due(pc);
-}
-
-/* Writes made a move due (any context but hard irq). */
-void pcm_move_due(struct pcm_c *pc)
-{
-	if (!READ_ONCE(pc->quiesced))
-		queue_work(pc->wq, &pc->move_work);
 }
 
 /*

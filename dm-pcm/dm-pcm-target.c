@@ -56,13 +56,14 @@ static void pcm_dtr(struct dm_target *ti)
 
 	/* their works run on the mover's workqueue: cancelled before it goes */
 	pcm_wear_exit(pc);
+	pcm_inject_exit(pc);
 	pcm_wib_exit(pc);
 	pcm_move_exit(pc);
 	pcm_ecc_dev_exit(pc);
 	pcm_errs_exit(pc);
 	pcm_timing_exit(pc);
 	pcm_meta_exit(pc);
-	pcm_io_exit(pc);
+	pcm_epoch_exit(pc);
 	kvfree(pc->dom);
 	if (pc->meta_dev)
 		dm_put_device(ti, pc->meta_dev);
@@ -181,7 +182,7 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 	l->offset = pc->start;
 	l->meta_dev = pc->meta_dev;
 	l->meta_dev_sectors = pc->meta_dev ? bdev_nr_sectors(pc->meta_dev->bdev) : 0;
-	l->meta_block = bdev_logical_block_size((pc->meta_dev ?: pc->dev)->bdev);
+	l->meta_block = bdev_logical_block_size(meta_bdev(pc));
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
 	l->row_meta = pc->ecc_on ? pcm_ecc_row_meta(&pc->ecc_geom, l->row_size) : 0;
@@ -270,7 +271,7 @@ static int pcm_domains_init(struct pcm_c *pc)
 /* Allocations and clients; each failure names what could not be had. */
 static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 {
-	if (pcm_domains_init(pc) || pcm_io_init(pc)) {
+	if (pcm_domains_init(pc) || pcm_epoch_init(pc)) {
 		ti->error = "Cannot allocate domains";
 		return -ENOMEM;
 	}
@@ -297,6 +298,10 @@ static int pcm_alloc(struct dm_target *ti, struct pcm_c *pc)
 	}
 	if (pcm_wib_init(pc)) {
 		ti->error = "Cannot allocate the write-intent bitmap";
+		return -ENOMEM;
+	}
+	if (pcm_inject_init(pc)) {
+		ti->error = "Cannot allocate the injection table";
 		return -ENOMEM;
 	}
 	if (pcm_wear_init(pc)) {
@@ -374,7 +379,9 @@ static int pcm_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	/* a discard need not zero: its rows' parity would no longer match */
 	ti->num_discard_bios = pc->ecc_on ? 0 : 1;
 	ti->num_write_zeroes_bios = 1;
-	ti->per_io_data_size = sizeof(struct pcm_io);
+	/* no ECC: no room for its part of struct pcm_io in any bio's data */
+	pc->io_size = pcm_io_size(pc->ecc_on);
+	ti->per_io_data_size = pc->io_size;
 	/* a parked bio may be submitted and done before map returns */
 	ti->accounts_remapped_io = true;
 	return 0;
@@ -421,7 +428,7 @@ static int pcm_preresume(struct dm_target *ti)
 
 	/* suspended: an allocation that waits for I/O here waits for us */
 	noio = memalloc_noio_save();
-	r = pcm_meta_load(pc) ?: pcm_wib_load(pc) ?:
+	r = pcm_meta_load(pc) ?: pcm_wib_load(pc) ?: pcm_inject_load(pc) ?:
 	    pcm_wear_load(pc, !formatted && pc->formatted);
 	memalloc_noio_restore(noio);
 	return r;
@@ -747,17 +754,17 @@ static int pcm_msg_inject(struct pcm_c *pc, unsigned int argc, char **argv)
 		      (unsigned long long)pc->ti->len - 1);
 		return -EINVAL;
 	}
-	if (pcm_parse_u64(argv[2], &nbits) || !nbits || nbits > pcm_ecc_max_inject(pc)) {
-		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_ecc_max_inject(pc));
+	if (pcm_parse_u64(argv[2], &nbits) || !nbits || nbits > pcm_inject_max(pc)) {
+		DMERR("inject: nbits %.32s: allowed 1..%u", argv[2], pcm_inject_max(pc));
 		return -EINVAL;
 	}
 	if (sticky) {
-		int r = pcm_wib_inject_save(pc, sector, nbits);
+		int r = pcm_inject_save(pc, sector, nbits);
 
 		if (r)
 			return r;
 	}
-	return pcm_ecc_inject(pc, sector, nbits, sticky);
+	return pcm_inject_add(pc, sector, nbits, sticky);
 }
 
 static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
@@ -770,8 +777,7 @@ static int pcm_msg_clear_injected(struct pcm_c *pc, unsigned int argc)
 		DMERR("clear_injected: needs ecc:bch (this device is ecc:none)");
 		return -EINVAL;
 	}
-	pcm_ecc_clear_injected(pc);
-	return pcm_wib_inject_clear(pc);
+	return pcm_inject_clear(pc);
 }
 
 static int pcm_message(struct dm_target *ti, unsigned int argc, char **argv,

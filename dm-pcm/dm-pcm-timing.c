@@ -232,8 +232,8 @@ static void count_lateness(struct pcm_timing *t, u64 ns)
 static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
 {
 	struct pcm_io *io = container_of(timer, struct pcm_io, timer);
-	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
 	struct pcm_c *pc = io->pc;
+	struct bio *bio = pcm_bio_of(pc, io);
 	u64 now = ktime_get_ns();
 
 	count_lateness(pc->timing, now > io->deadline ? now - io->deadline : 0);

@@ -30,16 +30,6 @@
 #define PCM_WEAR_CHUNK		32		/* blocks per I/O: 128 KiB */
 #define PCM_WEAR_BUCKETS	16		/* the histogram: endurance / 8 each */
 
-static const char *pcm_wear_name(struct pcm_c *pc)
-{
-	return dm_device_name(dm_table_get_md(pc->ti->table));
-}
-
-static struct block_device *wear_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ?: pc->dev)->bdev;
-}
-
 static void wear_period(struct work_struct *work);
 
 /* Constructor: the counters, all zero until the device's are loaded. */
@@ -106,7 +96,7 @@ static int chunk_io(struct pcm_c *pc, blk_opf_t opf, unsigned int copy,
 {
 	const struct pcm_layout *l = &pc->layout;
 
-	return pcm_io(pc, wear_bdev(pc), opf,
+	return pcm_io(pc, meta_bdev(pc), opf,
 		      l->wear_start + copy * l->wear_sectors + block * PCM_WEAR_BLOCK_SECTORS,
 		      (sector_t)n * PCM_WEAR_BLOCK_SECTORS, pc->wear->buf);
 }
@@ -165,7 +155,7 @@ static int wear_read(struct pcm_c *pc, bool fresh)
 	kfree(tmp);
 	if (!r && lost && !fresh)
 		DMWARN("%s: wear region: torn or damaged blocks in copy %s: %s",
-		       pcm_wear_name(pc), lost == 3 ? "0 and 1" : lost == 1 ? "0" : "1",
+		       pcm_name(pc), lost == 3 ? "0 and 1" : lost == 1 ? "0" : "1",
 		       "the last period's counts of those blocks are lost");
 	return r;
 }
@@ -204,7 +194,7 @@ int pcm_wear_persist(struct pcm_c *pc, bool force)
 		WRITE_ONCE(w->dirty, true);
 		w->errors++;
 		DMERR_LIMIT("%s: cannot write the wear counters: %d (tried again later)",
-			    pcm_wear_name(pc), r);
+			    pcm_name(pc), r);
 	} else {
 		w->persists++;
 	}
@@ -241,7 +231,7 @@ int pcm_wear_load(struct pcm_c *pc, bool fresh)
 		w->loaded = true;
 	mutex_unlock(&w->lock);
 	if (r) {
-		DMERR("%s: cannot read the wear counters: %d", pcm_wear_name(pc), r);
+		DMERR("%s: cannot read the wear counters: %d", pcm_name(pc), r);
 		return r;
 	}
 	if (fresh)

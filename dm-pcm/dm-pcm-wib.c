@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-pcm write-intent bitmap and sticky injections (ecc:bch): the WIB
- * region that follows the per-row parity area (pcm-layout.h).
+ * dm-pcm write-intent bitmap (ecc:bch): the WIB region that follows the
+ * per-row parity area (pcm-layout.h), after its first PCM_INJ_SECTORS,
+ * which hold the sticky injections (dm-pcm-inject.c).
  *
  * A write of a row is two writes to the media, its parity and then its
  * data (dm-pcm-ecc.c); a power cut between them leaves a row whose data
@@ -35,14 +36,8 @@
  * touched, pass candidates), and a sequential writer sets a bit once per
  * 64 rows.  md's default chunk is far larger because its resync copies
  * between disks; ours is local and cheap.
- *
- * The sticky-inject table (PCM_INJ_SECTORS at wib_start): "inject ...
- * sticky" is written there (FUA) before it takes effect, reloaded at the
- * first resume of a table, and emptied durably by "clear_injected", as
- * a stuck PCM cell outlives a power cycle.
  */
 #include <linux/blkdev.h>
-#include <linux/crc32.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -51,52 +46,23 @@
 
 #define PCM_WIB_CLEAR_DELAY	(5 * HZ)	/* md's default daemon_sleep */
 
-#define PCM_INJ_MAGIC		0x69435070U	/* "pPCi" on disk */
-#define PCM_INJ_HDR		16
-#define PCM_INJ_ENTRY		16
-#define PCM_INJ_MAX		((PCM_INJ_SECTORS * 512 - PCM_INJ_HDR) / PCM_INJ_ENTRY)
-
-struct pcm_inj_disk {
-	__le32 magic;
-	__le32 csum;		/* CRC32 of the whole table, this field zero */
-	__le32 count;
-	__le32 reserved;
-	struct {
-		__le64 sector;
-		__le32 nbits;
-		__le32 reserved;
-	} e[];
-};
-
 struct pcm_wib {
 	struct pcm_c *pc;
 	bool on;			/* the device has the WIB region */
 	bool zeroed;			/* this table formatted it and zeroed the region */
-	bool inj_loaded;		/* the sticky table is read (first resume) */
 	bool torn;			/* read-only, bits set: pcm_wib_torn() */
 
 	spinlock_t lock;		/* @map */
 	struct pcm_wib_bits map;	/* the bits, written regions, candidates */
 	size_t bytes;			/* of @map.bits: whole blocks, wib_sectors */
 
-	struct mutex io_lock;		/* bitmap and table writes, setting bits, @blk, @inj */
+	struct mutex io_lock;		/* bitmap writes, setting bits, @blk */
 	u8 *blk;			/* one block of the bitmap on its way out */
 	u32 blk_sectors;
-	struct pcm_inj_disk *inj;	/* the sticky table's image */
 
 	struct delayed_work clear_work;
 	atomic64_t resynced;		/* rows whose parity a load recomputed */
 };
-
-static const char *wib_name(struct pcm_c *pc)
-{
-	return dm_device_name(dm_table_get_md(pc->ti->table));
-}
-
-static struct block_device *meta_bdev(struct pcm_c *pc)
-{
-	return (pc->meta_dev ?: pc->dev)->bdev;
-}
 
 static sector_t bits_start(struct pcm_c *pc)
 {
@@ -170,7 +136,7 @@ static int mark_chunk(struct pcm_c *pc, u64 first, u32 n)
 	pcm_wib_written(&w->map, first, set, !r);
 	spin_unlock(&w->lock);
 	if (r)
-		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", wib_name(pc), r);
+		DMERR_LIMIT("%s: write-intent bitmap write failed: %d", pcm_name(pc), r);
 	return r;
 }
 
@@ -260,7 +226,7 @@ static void clear_pass(struct pcm_c *pc)
 		goto out;
 	mutex_lock(&w->io_lock);
 	if (write_blocks(pc, block_of(w, cl.lo), block_of(w, cl.hi)))
-		DMERR_LIMIT("%s: write-intent bitmap clear failed", wib_name(pc));
+		DMERR_LIMIT("%s: write-intent bitmap clear failed", pcm_name(pc));
 	mutex_unlock(&w->io_lock);
 out:
 	mutex_unlock(&pc->meta_lock);
@@ -349,145 +315,29 @@ static int resync(struct pcm_c *pc)
 	}
 	if (r)
 		DMERR("%s: recomputing the parity of possibly torn rows failed: %d",
-		      wib_name(pc), r);
+		      pcm_name(pc), r);
 	else
 		DMINFO("%s: resynced the parity of %llu rows in %llu bitmap regions",
-		       wib_name(pc), atomic64_read(&w->resynced) - before, regions);
+		       pcm_name(pc), atomic64_read(&w->resynced) - before, regions);
 out_free:
 	kvfree(meta);
 	kvfree(row);
 	return r;
 }
 
-static u32 inj_csum(struct pcm_inj_disk *d)
-{
-	__le32 saved = d->csum;
-	u32 c;
-
-	d->csum = 0;
-	c = crc32_le(~0U, (const u8 *)d, PCM_INJ_SECTORS << SECTOR_SHIFT);
-	d->csum = saved;
-	return c;
-}
-
-/* Write the sticky table as @w->inj holds it, durably.  io_lock held. */
-static int inj_write(struct pcm_c *pc)
-{
-	struct pcm_wib *w = pc->wib;
-
-	w->inj->magic = cpu_to_le32(PCM_INJ_MAGIC);
-	w->inj->csum = cpu_to_le32(inj_csum(w->inj));
-	return pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC | REQ_FUA,
-		      pc->layout.wib_start, PCM_INJ_SECTORS, w->inj);
-}
-
-/* "inject <sector> <nbits> sticky": durable before it takes effect. */
-int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits)
-{
-	struct pcm_wib *w = pc->wib;
-	u32 n;
-	int r;
-
-	if (!w || !w->on)
-		return 0;	/* a device without the region: in RAM only */
-	if (pc->read_only) {
-		DMERR("inject sticky: a read-only table cannot persist it");
-		return -EROFS;
-	}
-	mutex_lock(&w->io_lock);
-	n = le32_to_cpu(w->inj->count);
-	if (n >= PCM_INJ_MAX) {
-		mutex_unlock(&w->io_lock);
-		DMERR("inject sticky: the sticky table is full (%u): clear_injected first",
-		      (unsigned int)PCM_INJ_MAX);
-		return -ENOSPC;
-	}
-	w->inj->e[n].sector = cpu_to_le64(sector);
-	w->inj->e[n].nbits = cpu_to_le32(nbits);
-	w->inj->e[n].reserved = 0;
-	w->inj->count = cpu_to_le32(n + 1);
-	r = inj_write(pc);
-	if (r) {
-		w->inj->count = cpu_to_le32(n);
-		DMERR("inject sticky: cannot write the table: %d", r);
-	}
-	mutex_unlock(&w->io_lock);
-	return r;
-}
-
-/* "clear_injected": the sticky table is emptied durably. */
-int pcm_wib_inject_clear(struct pcm_c *pc)
-{
-	struct pcm_wib *w = pc->wib;
-	int r;
-
-	if (!w || !w->on || pc->read_only)
-		return 0;
-	mutex_lock(&w->io_lock);
-	memset(w->inj, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
-	r = inj_write(pc);
-	mutex_unlock(&w->io_lock);
-	if (r)
-		DMERR("clear_injected: cannot write the table: %d", r);
-	return r;
-}
-
-/* First resume of this table: the stickies on the device take effect. */
-static int inj_load(struct pcm_c *pc)
-{
-	struct pcm_wib *w = pc->wib;
-	struct pcm_inj_disk *d = w->inj;
-	u32 n, i, bad = 0;
-	u64 sector;
-	int r;
-
-	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, pc->layout.wib_start,
-		   PCM_INJ_SECTORS, d);
-	if (r)
-		return r;
-	n = le32_to_cpu(d->count);
-	if (!d->magic && !n && !d->csum) {
-		memset(d, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
-		return 0;
-	}
-	if (le32_to_cpu(d->magic) != PCM_INJ_MAGIC || n > PCM_INJ_MAX ||
-	    le32_to_cpu(d->csum) != inj_csum(d)) {
-		DMWARN("%s: sticky-inject table damaged: ignored (clear_injected rewrites it)",
-		       wib_name(pc));
-		memset(d, 0, PCM_INJ_SECTORS << SECTOR_SHIFT);
-		return 0;
-	}
-	for (i = 0; i < n && !r; i++) {
-		u32 nbits = le32_to_cpu(d->e[i].nbits);
-
-		sector = le64_to_cpu(d->e[i].sector);
-		if (sector >= pc->ti->len || !nbits || nbits > pcm_ecc_max_inject(pc)) {
-			bad++;
-			continue;
-		}
-		r = pcm_ecc_inject(pc, sector, nbits, true);
-	}
-	if (bad)
-		DMWARN("%s: %u sticky errors out of this table's range ignored", wib_name(pc), bad);
-	if (n)
-		DMINFO("%s: %u sticky errors reloaded", wib_name(pc), n - bad);
-	return r;
-}
-
-/* Format: a fresh WIB region, no bit set, no sticky error. */
+/* Format: a fresh bitmap, no bit set (the sticky table: pcm_inject_load()). */
 static int wib_zero(struct pcm_c *pc)
 {
 	struct pcm_wib *w = pc->wib;
-	int r;
 
 	memset(w->map.bits, 0, w->bytes);
-	r = write_all_blocks(pc);
-	return r ?: pcm_wib_inject_clear(pc);
+	return write_all_blocks(pc);
 }
 
 /*
- * Preresume, after the superblock is loaded: format or resync, then the
- * sticky table.  The device accepts I/O only after this returns.
+ * Preresume, after the superblock is loaded: format or resync (the
+ * sticky table next: pcm_inject_load()).  The device accepts I/O only
+ * after both return.
  */
 int pcm_wib_load(struct pcm_c *pc)
 {
@@ -504,7 +354,6 @@ int pcm_wib_load(struct pcm_c *pc)
 		if (r)
 			return r;
 		w->zeroed = true;
-		w->inj_loaded = true;
 		return 0;
 	}
 	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, bits_start(pc),
@@ -516,13 +365,9 @@ int pcm_wib_load(struct pcm_c *pc)
 		w->torn = pcm_wib_next(w->map.bits, w->map.nbits, 0) < w->map.nbits;
 		if (w->torn)
 			DMINFO("%s: rows may be torn; read-only: parity from their data",
-			       wib_name(pc));
+			       pcm_name(pc));
 	} else {
 		r = resync(pc);
-	}
-	if (!r && !w->inj_loaded) {
-		r = inj_load(pc);
-		w->inj_loaded = !r;
 	}
 	return r;
 }
@@ -571,8 +416,7 @@ int pcm_wib_init(struct pcm_c *pc)
 	w->map.touched = kvzalloc(DIV_ROUND_UP(w->map.nbits, 8), GFP_KERNEL);
 	w->map.cand = kvzalloc(DIV_ROUND_UP(w->map.nbits, 8), GFP_KERNEL);
 	w->blk = kmalloc((size_t)w->blk_sectors << SECTOR_SHIFT, GFP_KERNEL);
-	w->inj = kzalloc(PCM_INJ_SECTORS << SECTOR_SHIFT, GFP_KERNEL);
-	if (!w->map.bits || !w->map.touched || !w->map.cand || !w->blk || !w->inj)
+	if (!w->map.bits || !w->map.touched || !w->map.cand || !w->blk)
 		return -ENOMEM;
 	return 0;
 }
@@ -584,7 +428,6 @@ void pcm_wib_exit(struct pcm_c *pc)
 	if (!w)
 		return;
 	cancel_delayed_work_sync(&w->clear_work);
-	kfree(w->inj);
 	kfree(w->blk);
 	kvfree(w->map.cand);
 	kvfree(w->map.touched);

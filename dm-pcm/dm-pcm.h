@@ -3,6 +3,26 @@
  * dm-pcm: the target's private state, shared by the target (table,
  * status, messages), the data path (dm-pcm-io.c), the metadata code and
  * the gap mover.
+ *
+ * The files call one way, down this list; none calls into a file above
+ * it (tools/callgraph checks the built objects: no cycle):
+ *
+ *   dm-pcm-target.c   table, status, messages, suspend: calls any below
+ *   dm-pcm-move.c     the gap mover
+ *   dm-pcm-io.c       map and end_io, parked bios, the mover's doorbell
+ *   dm-pcm-ecc.c      ECC coding on the data path
+ *   dm-pcm-wib.c      the write-intent bitmap
+ *   dm-pcm-inject.c   injected errors, one-shot and sticky
+ *   dm-pcm-errs.c     read numbers, ecc:none's raw errors
+ *   dm-pcm-timing.c   the timing model's charges and holds
+ *   dm-pcm-wear.c     wear counters
+ *   dm-pcm-epoch.c    in-flight epochs, the grace period
+ *   dm-pcm-meta.c     superblock, metadata I/O
+ *   dm-pcm-trace.c    the tracepoints
+ *   pcm-*.c           pure logic, built on the host too
+ *
+ * What a lower file needs from a higher one comes as data in struct
+ * pcm_c, or as a return value, never as a call.  Keep it so.
  */
 #ifndef DM_PCM_H
 #define DM_PCM_H
@@ -12,6 +32,7 @@
 #include <linux/device-mapper.h>
 #include <linux/hrtimer.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
 #include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -101,6 +122,15 @@ enum pcm_ecc_io {
 	PCM_ECC_IO_WPAIR,		/* a whole-row write and its parity, issued together */
 };
 
+/*
+ * The per-bio data is as long as the table's features need
+ * (pcm_io_size()): a table without ecc:bch has none of the ECC part, so
+ * everything after @work exists with ecc:bch only.  The timing model and
+ * ecc:none's raw errors can be turned on by "set" on a live table, so
+ * their part is always there.  Reach a bio's pcm_io with pcm_io_of() and
+ * back with pcm_bio_of(), never with sizeof(struct pcm_io) (except in
+ * dm-pcm-ecc.c, whose tables have all of it).
+ */
 struct pcm_io {
 	u64 row;			/* domain row, while parked */
 	u8 state;			/* enum pcm_io_state, + epoch if MAPPED */
@@ -112,15 +142,22 @@ struct pcm_io {
 	struct pcm_c *pc;		/* for @timer and @work */
 	struct hrtimer timer;
 	/* ECC, and ecc:none reads while rber is above 0 */
-	sector_t lsector;		/* first logical sector */
-	u64 gen;			/* a read: its rows' write generations when mapped */
 	struct bvec_iter iter;		/* the data as remapped */
 	struct work_struct work;
+	/* ECC only (pcm_io_size()) */
+	sector_t lsector;		/* first logical sector */
+	u64 gen;			/* a read: its rows' write generations when mapped */
 	/* ECC_IO_PAIR, _WPAIR: its rows' parity, read or written beside the data */
 	u8 *meta;
 	atomic_t pending;		/* data and parity I/O not yet completed */
 	blk_status_t meta_status;	/* the parity I/O's */
 };
+
+/* The per-bio data a table of these features needs: dm_target's per_io_data_size. */
+static inline unsigned int pcm_io_size(bool ecc_on)
+{
+	return ecc_on ? sizeof(struct pcm_io) : offsetof(struct pcm_io, lsector);
+}
 
 /* ECC status figures, in the order status prints them: append only. */
 enum pcm_ecc_fig {
@@ -230,6 +267,7 @@ struct pcm_stats {
 
 struct pcm_c {
 	struct dm_target *ti;
+	unsigned int io_size;		/* per-bio data: pcm_io_size() */
 	dev_t devt;			/* the dm device's, for the tracepoints */
 	struct dm_dev *dev;
 	struct dm_dev *meta_dev;	/* NULL: metadata at the end of @dev */
@@ -247,7 +285,7 @@ struct pcm_c {
 	struct pcm_layout layout;	/* where rows and superblocks are */
 	struct pcm_domain *dom;
 
-	/* the map path's in-flight counts: dm-pcm-io.c */
+	/* the map path's in-flight counts: dm-pcm-epoch.c */
 	struct pcm_inflight __percpu *inflight;
 	unsigned long epoch;		/* under meta_lock; the map path reads it */
 	bool draining;			/* pcm_grace() waits on drain_wq */
@@ -282,6 +320,8 @@ struct pcm_c {
 	struct pcm_ecc_geom ecc_geom;
 	struct pcm_ecc_dev *ecc;
 	struct pcm_wib *wib;		/* dm-pcm-wib.c: with ecc_on */
+	struct pcm_injects *inj;	/* dm-pcm-inject.c: with ecc_on */
+	unsigned int nr_injected;	/* sectors with errors injected; inj's lock */
 	/* bit errors: dm-pcm-errs.c */
 	atomic_t *row_reads;		/* read number per physical row; NULL until asked */
 	bool raw_errs;			/* ecc:none and rber > 0: reads take the raw path */
@@ -315,6 +355,66 @@ static inline struct pcm_sb_geometry pcm_table_geometry(const struct pcm_c *pc)
 	};
 }
 
+/* A bio's pcm_io, as long as the table made it (pc->io_size). */
+static inline struct pcm_io *pcm_io_of(struct pcm_c *pc, struct bio *bio)
+{
+	return dm_per_bio_data(bio, pc->io_size);
+}
+
+static inline struct bio *pcm_bio_of(struct pcm_c *pc, struct pcm_io *io)
+{
+	return dm_bio_from_per_bio_data(io, pc->io_size);
+}
+
+/* The device's name, for messages in the kernel log. */
+static inline const char *pcm_name(struct pcm_c *pc)
+{
+	return dm_device_name(dm_table_get_md(pc->ti->table));
+}
+
+/* Where the metadata lives: the meta_device, or the end of the data device. */
+static inline struct block_device *meta_bdev(struct pcm_c *pc)
+{
+	return (pc->meta_dev ?: pc->dev)->bdev;
+}
+
+/* dm-pcm-epoch.c: the map path's and end_io's counts, inline; the wait */
+int pcm_epoch_init(struct pcm_c *pc);
+void pcm_epoch_exit(struct pcm_c *pc);
+void pcm_grace(struct pcm_c *pc);
+void pcm_wake_drain(struct pcm_c *pc);
+
+/* Enter the current epoch; returns it. */
+static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
+{
+	unsigned int idx = READ_ONCE(pc->epoch) & 1;
+
+	this_cpu_inc(pc->inflight->enter[idx]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
+	return idx;
+}
+
+/* A bio of epoch @idx is over: count its exit. */
+static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
+{
+	smp_mb(); /* what the bio did comes before its count drops */
+	this_cpu_inc(pc->inflight->exit[idx]);
+	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
+	if (unlikely(READ_ONCE(pc->draining)))
+		pcm_wake_drain(pc);
+}
+
+/* The bio's backing I/O is over, or it was never issued: drop its count. */
+static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
+{
+	unsigned int idx = io->state - PCM_IO_MAPPED;
+
+	if (io->state < PCM_IO_MAPPED)
+		return;
+	io->state = PCM_IO_DONE;
+	pcm_exit_epoch(pc, idx);
+}
+
 /* dm-pcm-meta.c */
 int pcm_meta_init(struct pcm_c *pc);
 void pcm_meta_exit(struct pcm_c *pc);
@@ -325,16 +425,13 @@ int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 	   sector_t sector, sector_t count, void *buf);
 
 /* dm-pcm-io.c */
-int pcm_io_init(struct pcm_c *pc);
-void pcm_io_exit(struct pcm_c *pc);
 int pcm_map(struct dm_target *ti, struct bio *bio);
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
+void pcm_move_due(struct pcm_c *pc);
 void pcm_hold_row(struct pcm_domain *dom, u64 row);
-void pcm_grace(struct pcm_c *pc);
 void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid);
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
-void pcm_io_over(struct pcm_c *pc, struct pcm_io *io);
 
 /* dm-pcm-ecc.c */
 int pcm_ecc_dev_init(struct pcm_c *pc);
@@ -345,9 +442,6 @@ int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			blk_status_t *error);
 void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
 int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
-int pcm_ecc_inject(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
-u32 pcm_ecc_max_inject(struct pcm_c *pc);
-void pcm_ecc_clear_injected(struct pcm_c *pc);
 void pcm_ecc_reset(struct pcm_c *pc);
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
@@ -359,7 +453,7 @@ u32 pcm_row_read(struct pcm_c *pc, sector_t slot);
 void pcm_errs_rber(struct pcm_c *pc, u64 rber);
 int pcm_raw_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 int pcm_raw_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-/* dm-pcm-wib.c: write-intent bitmap and sticky injections (ecc:bch) */
+/* dm-pcm-wib.c: write-intent bitmap (ecc:bch) */
 int pcm_wib_init(struct pcm_c *pc);
 void pcm_wib_exit(struct pcm_c *pc);
 int pcm_wib_load(struct pcm_c *pc);
@@ -368,10 +462,30 @@ bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors);
 bool pcm_wib_torn(struct pcm_c *pc, sector_t slot);
 void pcm_wib_quiesce(struct pcm_c *pc);
 void pcm_wib_clear_now(struct pcm_c *pc);
-int pcm_wib_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
-int pcm_wib_inject_clear(struct pcm_c *pc);
 void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);
+
+/* dm-pcm-inject.c: injected errors, one-shot and sticky (ecc:bch) */
+int pcm_inject_init(struct pcm_c *pc);
+void pcm_inject_exit(struct pcm_c *pc);
+int pcm_inject_load(struct pcm_c *pc);
+int pcm_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
+int pcm_inject_add(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
+int pcm_inject_clear(struct pcm_c *pc);
+u32 pcm_inject_max(struct pcm_c *pc);
+u32 __pcm_inject_take(struct pcm_c *pc, sector_t sector);
+
+/* Whether any sector has errors injected: a racy look, as a read takes it. */
+static inline bool pcm_injected(struct pcm_c *pc)
+{
+	return READ_ONCE(pc->nr_injected);
+}
+
+/* Bits injected in logical sector @sector, for a read (BHs off); one-shots go. */
+static inline u32 pcm_inject_take(struct pcm_c *pc, sector_t sector)
+{
+	return pcm_injected(pc) ? __pcm_inject_take(pc, sector) : 0;
+}
 
 /* dm-pcm-wear.c */
 int pcm_wear_init(struct pcm_c *pc);
@@ -431,7 +545,6 @@ void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen
 /* dm-pcm-move.c */
 int pcm_move_init(struct pcm_c *pc);
 void pcm_move_exit(struct pcm_c *pc);
-void pcm_move_due(struct pcm_c *pc);
 int pcm_move_rounds(struct pcm_c *pc, u64 rounds);
 void pcm_move_quiesce(struct pcm_c *pc);
 void pcm_move_suspending(struct pcm_c *pc, bool suspending);

@@ -155,6 +155,12 @@ static inline unsigned int pcm_ecc_sector_parity(const struct pcm_ecc_geom *g)
 	return g->codewords * g->parity_bytes;
 }
 
+/* A sector's bits in ECC numbering: its data, then each codeword's m * t. */
+static inline u32 pcm_ecc_sector_bits(const struct pcm_ecc_geom *g)
+{
+	return 8 * PCM_ECC_SECTOR + g->codewords * g->m * g->t;
+}
+
 /* Metadata bytes of a row of @row_size bytes. */
 static inline u32 pcm_ecc_row_meta(const struct pcm_ecc_geom *g, u32 row_size)
 {

@@ -107,11 +107,6 @@ void pcm_sb_encode(const struct pcm_sb *sb, void *buf, size_t len)
 							   sb->geo.features), size));
 }
 
-static bool all_zero(const u8 *p, size_t len)
-{
-	return !p[0] && !memcmp(p, p + 1, len - 1);
-}
-
 static bool geometry_sane(const struct pcm_sb_geometry *g, u32 max_domains)
 {
 	return g->row_size >= 512 && g->row_size <= 1048576 &&
@@ -132,7 +127,7 @@ enum pcm_sb_status pcm_sb_decode(struct pcm_sb *sb, u32 max_domains,
 
 	if (len < PCM_SB_BLOCK)
 		return PCM_SB_CORRUPT;
-	if (all_zero(buf, PCM_SB_BLOCK))
+	if (!memchr_inv(buf, 0, PCM_SB_BLOCK))
 		return PCM_SB_ZERO;
 	if (le32_to_cpu(d->magic) != PCM_SB_MAGIC)
 		return PCM_SB_FOREIGN;

@@ -40,11 +40,6 @@ void pcm_wear_block_encode(void *buf, u64 index, u64 seq, const u32 *ctr, u32 n)
 	d->csum = cpu_to_le32(block_csum(d, index));
 }
 
-static bool all_zero(const u8 *p, size_t len)
-{
-	return !p[0] && !memcmp(p, p + 1, len - 1);
-}
-
 /* Block @index as read: its @n counters and sequence number when valid. */
 enum pcm_wear_block_status pcm_wear_block_decode(const void *buf, u64 index,
 						 u64 *seq, u32 *ctr, u32 n)
@@ -52,7 +47,7 @@ enum pcm_wear_block_status pcm_wear_block_decode(const void *buf, u64 index,
 	const struct pcm_wear_disk *d = buf;
 	u32 i;
 
-	if (all_zero(buf, PCM_WEAR_BLOCK))
+	if (!memchr_inv(buf, 0, PCM_WEAR_BLOCK))
 		return PCM_WEAR_BLK_ZERO;
 	if (le32_to_cpu(d->magic) != PCM_WEAR_MAGIC ||
 	    le32_to_cpu(d->csum) != block_csum(d, index))

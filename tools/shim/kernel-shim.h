@@ -209,6 +209,18 @@ static inline __printf(3, 4) int scnprintf(char *buf, size_t size, const char *f
 	return n;
 }
 
+/* The kernel's memchr_inv(): the first byte that is not @c, NULL if none. */
+static inline void *memchr_inv(const void *start, int c, size_t bytes)
+{
+	const unsigned char *p = start;
+	size_t i;
+
+	for (i = 0; i < bytes; i++)
+		if (p[i] != (unsigned char)c)
+			return (void *)(p + i);
+	return NULL;
+}
+
 /* The kernel's kstrtoull: whole string, optional trailing newline. */
 static inline int kstrtoull(const char *s, unsigned int base, unsigned long long *res)
 {
