@@ -69,8 +69,8 @@ static const char *pcm_name(struct pcm_c *pc)
 #define PCM_COPY_BYTES		(512 * 1024)	/* rows in flight per batch */
 
 struct pcm_copy {
-	struct bio bio;			/* the row: read, then written */
-	struct bio meta;		/* its parity (ecc:bch) */
+	struct bio *bio;		/* the row: read, then written */
+	struct bio *meta;		/* its parity (ecc:bch) */
 	struct bio_vec *bv, *mbv;
 	void *buf, *mbuf;
 	int err;			/* of its reads, then of its writes */
@@ -158,10 +158,10 @@ static void copy_phase(struct pcm_c *pc, unsigned int i, unsigned int k, bool wr
 		if (c->err)
 			continue;
 		c->sent = true;
-		copy_submit(cp, &c->bio, c->bv, cp->vecs, pc->dev->bdev, opf,
+		copy_submit(cp, c->bio, c->bv, cp->vecs, pc->dev->bdev, opf,
 			    slot, c->buf, len);
 		if (mlen)
-			copy_submit(cp, &c->meta, c->mbv, cp->mvecs, mbdev, opf,
+			copy_submit(cp, c->meta, c->mbv, cp->mvecs, mbdev, opf,
 				    pcm_layout_row_meta(&pc->layout, slot), c->mbuf, mlen);
 	}
 	blk_finish_plug(&plug);
@@ -176,17 +176,18 @@ static void copy_results(struct pcm_c *pc, unsigned int k, bool write)
 
 	for (j = 0; j < k; j++) {
 		struct pcm_copy *c = &cp->c[j];
-		blk_status_t st = c->bio.bi_status;
+		blk_status_t st;
 
 		if (!c->sent)
 			continue;
 		c->sent = false;
+		st = c->bio->bi_status;
 		c->worn = write && !st;
 		if (copy_meta_len(pc)) {
-			st = st ?: c->meta.bi_status;
-			bio_uninit(&c->meta);
+			st = st ?: c->meta->bi_status;
+			bio_uninit(c->meta);
 		}
-		bio_uninit(&c->bio);
+		bio_uninit(c->bio);
 		c->err = blk_status_to_errno(st);
 	}
 }
@@ -232,6 +233,7 @@ static void copier_free(struct pcm_copier *cp)
 	for (j = 0; j < cp->nr; j++) {
 		kfree(cp->c[j].mbuf);
 		kfree(cp->c[j].bv);
+		kfree(cp->c[j].bio);
 		kvfree(cp->c[j].buf);
 	}
 	kvfree(cp);
@@ -257,11 +259,14 @@ static int copier_alloc(struct pcm_c *pc)
 	for (j = 0; j < nr; j++) {
 		struct pcm_copy *c = &cp->c[j];
 
+		/* two bios in one allocation: struct bio ends in a flexible array */
+		c->bio = kcalloc(2, sizeof(*c->bio), GFP_KERNEL);
 		c->buf = kvmalloc(len, GFP_KERNEL);
 		c->bv = kcalloc(cp->vecs + cp->mvecs, sizeof(*c->bv), GFP_KERNEL);
 		c->mbuf = mlen ? kmalloc(mlen, GFP_KERNEL) : NULL;
-		if (!c->buf || !c->bv || (mlen && !c->mbuf))
+		if (!c->bio || !c->buf || !c->bv || (mlen && !c->mbuf))
 			return -ENOMEM;
+		c->meta = c->bio + 1;
 		c->mbv = c->bv + cp->vecs;
 	}
 	return 0;
