@@ -95,8 +95,6 @@ struct pcm_ecc_dev {
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
 	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
 
-	u8 *move_meta;			/* the mover's: a row's metadata */
-
 	atomic64_t figs[PCM_ECC_NR_FIGS];
 };
 
@@ -1114,20 +1112,6 @@ int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	return DM_ENDIO_INCOMPLETE;
 }
 
-/* The mover: physical row @src's metadata goes with its data to @dst. */
-int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst)
-{
-	u32 n = pc->layout.row_meta_sectors;
-	int r;
-
-	r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC,
-		   pcm_layout_row_meta(&pc->layout, src), n, pc->ecc->move_meta);
-	if (!r)
-		r = pcm_io(pc, meta_bdev(pc), REQ_OP_WRITE | REQ_SYNC,
-			   pcm_layout_row_meta(&pc->layout, dst), n, pc->ecc->move_meta);
-	return r;
-}
-
 /* ecc:none: the raw bits rber flipped, and the sectors they reached the reader in */
 static s64 ecc_none_fig(struct pcm_c *pc, unsigned int i)
 {
@@ -1194,15 +1178,13 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 		return -ENOMEM;
 	pc->ecc = e;
 	e->geom = pc->ecc_geom;
-	e->move_meta = kvmalloc(meta_len(pc), GFP_KERNEL);
 	e->row_busy = bitmap_zalloc(PCM_ECC_ROW_LOCKS, GFP_KERNEL);
 	e->row_gen = kcalloc(PCM_ECC_ROW_LOCKS, sizeof(*e->row_gen), GFP_KERNEL);
 	e->meta_pool = mempool_create(PCM_ECC_META_POOL, meta_pool_alloc, meta_pool_free,
 				      (void *)(size_t)meta_len(pc));
 	e->sector_pool = mempool_create_kmalloc_pool(PCM_ECC_SECTOR_POOL, PCM_ECC_SECTOR);
 	e->ctx = alloc_percpu(struct pcm_ecc_ctx);
-	if (!e->move_meta || !e->row_busy || !e->row_gen || !e->meta_pool ||
-	    !e->sector_pool || !e->ctx)
+	if (!e->row_busy || !e->row_gen || !e->meta_pool || !e->sector_pool || !e->ctx)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
@@ -1244,7 +1226,6 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 	bioset_exit(&e->bs);
 	bitmap_free(e->row_busy);
 	kfree(e->row_gen);
-	kvfree(e->move_meta);
 	kfree(e);
 	pc->ecc = NULL;
 }

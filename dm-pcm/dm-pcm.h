@@ -170,6 +170,7 @@ enum pcm_ecc_fig {
 	PCM_ECC_NR_FIGS
 };
 
+struct pcm_copier;
 struct pcm_ecc_dev;
 struct pcm_wib;
 
@@ -307,7 +308,8 @@ struct pcm_c {
 	struct workqueue_struct *wq;
 	struct work_struct move_work;
 	struct pcm_domain **round;	/* the domains of one round of moves */
-	void *row_buf;			/* a row on its way to the gap */
+	void *row_buf;			/* a row read to check the data area is blank */
+	struct pcm_copier *copier;	/* a round's row copies: bios and buffers */
 	bool suspending;		/* presuspend .. resume: no move_gap */
 	bool quiesced;			/* postsuspend .. resume: no moves */
 	u64 gap_moves, start_wraps, move_errors;	/* under meta_lock */
@@ -441,7 +443,6 @@ int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			blk_status_t *error);
 void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
-int pcm_ecc_move(struct pcm_c *pc, sector_t src, sector_t dst);
 void pcm_ecc_reset(struct pcm_c *pc);
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp);

@@ -133,11 +133,16 @@ trial() {
 	shift 7
 	what="$name: ${*:5} (bio $k on $disk fails)"
 	settle "$name" || { fail "$what: settle"; return; }
+	local moves0
+	moves0=$(sf "$name" gap_moves)
 	arm "$disk" $((k * BS + 1)) 1
 	in_task timeout $T "$@" >/dev/null 2>&1
 	local got=$?
 	disarm
 	expect_eq "$what: one fault injected" "$last" 1
+	# want_moves: the moves the message still made (the other domains')
+	[ -z "${want_moves-}" ] ||
+		expect_eq "$what: moves made" $(($(sf "$name" gap_moves) - moves0)) "$want_moves"
 	expect_eq "$what: result" "$([ $got -eq 0 ] && echo ok || echo fails)" "$rc"
 	expect_eq "$what: move_errors, metadata" "$(sf "$name" move_errors metadata)" "$me $meta"
 	afterwards "$name" "$table" "$what"
@@ -226,6 +231,29 @@ done
 expect_eq "fi: write + move: failed a data write, a row copy and a superblock write" \
 	"${seen[write]:-0}${seen[copy]:-0}${seen[superblock]:-0}" 111
 dmsetup remove fi
+
+# --- a round over several domains ------------------------------------------
+
+# A round's row copies go out together (dm-pcm-move.c): the reads of all
+# four domains (bios 0-3), then the writes of those whose read succeeded,
+# then the superblock.  A fault in one copy fails that domain's move only
+# (one move error, the three others made and persisted); a fault in the
+# superblock fails all four.
+words="gap_interval:0 domains:4"
+table=$(pcm_table /dev/ram0 $words)
+wipe_meta /dev/ram0	# fi's rows: a data area holding data is not formatted
+dmsetup create fd --table "$table" || { fail "fd: create"; finish; }
+bytes=$(( $(sectors /dev/mapper/fd) * 512 ))
+head -c $bytes /dev/urandom > /tmp/oracle.img
+expect "fd: write the pattern" timeout 120 dd if=/tmp/oracle.img of=/dev/mapper/fd bs=64k \
+	oflag=direct conv=fsync status=none
+want_moves=3
+trial fd "$table" ram0 1 fails 1 ok dmsetup message fd 0 move_gap
+trial fd "$table" ram0 6 fails 1 ok dmsetup message fd 0 move_gap
+want_moves=0
+every && trial fd "$table" ram0 8 fails 4 failed dmsetup message fd 0 move_gap
+unset want_moves
+dmsetup remove fd
 
 # --- metadata on a meta_device ----------------------------------------------
 
