@@ -1724,6 +1724,31 @@ def test_app_report():
           open(png[1]).read().startswith('device,tps,'), f'figure {png}')
     text = app.headline(rs, run)
     check(text.startswith('clock: icount; dilation: 4') and 'device-bound' in text, text)
+    check(app.parse_progress('progress: 1.0 s, 235.0 tps, lat 8.249 ms stddev 2.330, 0 failed\n'
+                             'progress: 2.0 s, 258.0 tps, lat 7.715 ms stddev 1.079\n') ==
+          [(1.0, 235.0), (2.0, 258.0)], 'pgbench -P lines')
+    # a run in which no transaction completed failed: no figure, no verdict
+    # (pgbench prints no tps line then); dm-linear's failing leaves the
+    # others with nothing to compare, not device-bound
+    run = json.load(open(os.path.join(d, 'run.json')))
+    out = app.parse_pgbench('number of transactions actually processed: 0\n'
+                            'number of failed transactions: 0 (NaN%)\n')
+    check(out['transactions'] == 0 and out['tps'] is None, f'0 transactions {out}')
+    run['runs'][1]['pgbench'] = out
+    run['runs'][1]['latency'] = app.latency_figures([])
+    rs = app.rows(run)
+    onyx = rs[1]
+    check(onyx['verdict'] == app.FAILED and onyx['tps'] is None and
+          onyx.get('tps_vs_linear') is None and 'no transaction completed' in onyx['reason'],
+          f'0 transactions: {onyx["verdict"]}: {onyx["reason"]}')
+    check(rs[0]['verdict'] == 'host-bound' and rs[2]['verdict'] == 'baseline',
+          f'the others: {[(r["verdict"], r["reason"]) for r in rs]}')
+    run['runs'][2]['pgbench'] = out
+    run['runs'][1]['pgbench'] = {'tps': 50.0, 'transactions': 100}
+    rs = app.rows(run)
+    check(rs[2]['verdict'] == app.FAILED and rs[1]['verdict'] == app.NO_VERDICT and
+          'dm-linear' in rs[1]['reason'],
+          f'dm-linear failed: {[(r["verdict"], r["reason"]) for r in rs]}')
 
 
 def main():

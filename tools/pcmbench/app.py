@@ -28,20 +28,29 @@ each device in turn (the dm-pcm devices, then dm-linear) gets a fresh
 ext4 (4 KiB blocks), a copy of one cluster (initdb's, as user postgres,
 made once per machine in /var/cache/dm-pcm by tools/install-deps or by
 the host part before the VM boots: a minute of a TCG guest's CPU, two
-seconds of the host's; else by the guest, once per run), a server
+seconds of the host's; a VM's guest, whose /var/cache is its own, gets
+the host's copy beside the run's directory; else the guest makes it,
+once per run), a server
 started by pg_ctl -w (fsync on, its unix socket in a directory
 of the run's, no TCP), pgbench -i, the page cache dropped, the device's
-counters reset, pgbench -T with a per-transaction log (-l), the server
-stopped, the file system unmounted and checked (fsck -fn) and the device
-removed.  The run's directory (DIR/app/NAME-KERNEL, then .2, .3, ...:
+counters reset, pgbench -T with a per-transaction log (-l) and its
+progress each second (-P 1), the server stopped (its log, with each
+connection's, and the kernel's messages kept: logs/dK-server.log,
+dK-dmesg.txt), the file system unmounted and checked (fsck -fn) and the
+device removed.  PostgreSQL's programs and libraries stay mapped in the
+guest for the whole run (resident(): a VM reads them over 9p, and a page
+faulted in during the measured run jumps an icount guest's clock); the
+major page faults of each measured run are counted (run.json).
+The run's directory (DIR/app/NAME-KERNEL, then .2, .3, ...:
 pcmchar/rundir.py) gets run.json, pgbench's output and logs (logs/),
 app-table.csv and .json, figures/app-tps.png with its CSV, and report.md:
 the one table (device, TPS, latency, where the time went: the device's
 modeled read and write time per transaction, from its status counters),
 the latency percentiles from the per-transaction logs, the device's own
 view (IOPS, the ranks' utilisation, wear, gap moves, ECC corrections),
-a verdict per device (device-bound, or host-bound with its evidence) and
-the commands.  Every figure is on the device's clock (TPS x K, latencies
+a verdict per device (device-bound, or host-bound with its evidence;
+failed where no transaction completed: that device's run failed, and
+pcm-bench exits 1) and the commands.  Every figure is on the device's clock (TPS x K, latencies
 / K: the guest as a host K times faster) and says its clock, dilation
 and calibration.  A bad spec (unknown workload, zero clients, no
 devices, a device word the module refuses) is refused here, before any
@@ -175,6 +184,14 @@ def template_path(b=None):
     return os.path.join(CACHE, f'pgdata-{os.path.basename(os.path.dirname(b))}')
 
 
+def shared_template(run_dir, path=None):
+    """Where the host puts a copy of the cluster for a VM's guest, which
+    does not see the host's CACHE (its /var/cache is a tmpfs): beside
+    @run_dir, in the results' directory it shares over 9p."""
+    return os.path.join(os.path.dirname(run_dir), '.' + os.path.basename(
+        path or template_path()))
+
+
 def template_ok(path):
     return os.path.exists(os.path.join(path, 'pcm-template.ok'))
 
@@ -242,6 +259,13 @@ def parse_pgbench(out):
             'failed': num(r'^number of failed transactions: (\d+)')}
 
 
+def parse_progress(out):
+    """pgbench -P's lines: [(s since the start, tps over that interval)],
+    the guest's clock."""
+    return [(float(t), float(v)) for t, v in
+            re.findall(r'^progress: ([0-9.]+) s, ([0-9.]+) tps', out, re.M)]
+
+
 def read_logs(prefix):
     """The latencies (us) of every transaction in pgbench's per-transaction
     logs PREFIX.PID[.N]: client_id transaction_no time script_no epoch us."""
@@ -287,6 +311,48 @@ def disk_stat(dev):
             'busy_ms': f[9], 'flushes': f[14], 'flush_ms': f[15]}
 
 
+def resident(paths):
+    """Every file of @paths mapped and each of its pages read, the maps
+    returned (keep them: while a file is mapped its pages stay in the page
+    cache).  A VM's root is 9p with no cache (virtme-ng mounts it without
+    cache=): a read() there goes to the host every time and caches
+    nothing, and a file nobody has open or mapped loses its pages, so a
+    PostgreSQL server started again reads its code from the host page by
+    page as it first runs it: in pgbench's measured run too, where each
+    fault idles the icount guest and its clock jumps to the next timer
+    (-icount sleep=off), pgbench's own deadline among them: a run of
+    pgbench -T that completes no transaction."""
+    import mmap
+    maps = []
+    for path in dict.fromkeys(os.path.realpath(p) for p in paths):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            size = os.fstat(fd).st_size
+            if not size:
+                continue
+            m = mmap.mmap(fd, size, prot=mmap.PROT_READ)
+        finally:
+            os.close(fd)
+        m.madvise(mmap.MADV_WILLNEED)
+        sum(m[off] for off in range(0, size, mmap.PAGESIZE))   # each page read
+        maps.append(m)
+    return maps
+
+
+def vmstat_faults():
+    """The guest's major page faults so far (/proc/vmstat pgmajfault):
+    a page read from a file, in a VM over 9p (its root), while the guest
+    idles and its icount clock jumps."""
+    with open('/proc/vmstat', encoding='utf-8') as fh:
+        for line in fh:
+            if line.startswith('pgmajfault '):
+                return int(line.split()[1])
+    return 0
+
+
 class AppGuest:
     """One run of an AppSpec: pcmchar.guest.Guest's ramdisk, calibration
     and devices (char-dut), PostgreSQL on each in turn."""
@@ -307,7 +373,9 @@ class AppGuest:
 
     def server(self, data, action):
         opts = (f'-k {SOCK} -c listen_addresses= -c fsync=on -c synchronous_commit=on '
-                f'-c max_wal_size={max(64, (self.spec.ramdisk >> 20) // 4)}MB')
+                f'-c max_wal_size={max(64, (self.spec.ramdisk >> 20) // 4)}MB '
+                "-c log_line_prefix='%m [%p] ' -c log_connections=on "
+                '-c log_disconnections=on')
         if action == 'start':
             try:
                 self.pg('pg_ctl', f'-w -t 600 -D {data} -l {SOCK}/server.log -o "{opts}" '
@@ -333,6 +401,9 @@ class AppGuest:
         spec, pcm = self.spec, dev != LINEAR
         name, path = fiojob.DEVICE_NAME, fiojob.DEVICE
         info = self.g.create(dev)
+        dmesg_n = int(self.sh('dmesg | wc -l', record=False))
+        logs = os.path.join(self.dir, 'logs')
+        os.makedirs(logs, exist_ok=True)
         oh = self.g.overhead['write'] if pcm and self.g.overhead else None
         if oh is not None:   # a commit waits for its WAL's write: the write side's
             self.sh(f'dmsetup message {name} 0 set overhead_ns {oh}')
@@ -369,16 +440,16 @@ class AppGuest:
             before = disk_stat(path)
             # the per-transaction logs in the guest's memory while it runs
             # (the run's directory is the host's, over 9p, in a VM)
-            logs = os.path.join(self.dir, 'logs')
-            os.makedirs(logs, exist_ok=True)
             prefix = f'{WORK}/d{k}'
             self.sh(f'rm -f {prefix}.*', record=False)
             self.log(f'#   pgbench -T {spec.duration}')
+            faults = vmstat_faults()
             t = time.monotonic()
             out = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
-                          f'-c {spec.clients} -j {spec.threads} -T {spec.duration} -n -l '
+                          f'-c {spec.clients} -j {spec.threads} -T {spec.duration} -n -l -P 1 '
                           f'--log-prefix={prefix} postgres 2>&1')
             r['run_s'] = time.monotonic() - t
+            r['major_faults'] = vmstat_faults() - faults
             after = disk_stat(path)
             r['blk'] = {key: after[key] - before[key] for key in after}
             if pcm:
@@ -390,9 +461,12 @@ class AppGuest:
                 r['lateness'] = self.sh(f'dmsetup message {name} 0 lateness', record=False)
         finally:
             self.server(data, 'stop')
+            self.sh(f'cp {SOCK}/server.log {logs}/d{k}-server.log; : > {SOCK}/server.log; '
+                    f'dmesg | tail -n +{dmesg_n + 1} > {logs}/d{k}-dmesg.txt; true', record=False)
         with open(os.path.join(logs, f'd{k}-pgbench.txt'), 'w', encoding='utf-8') as fh:
             fh.write(out + '\n')
         r['pgbench'] = parse_pgbench(out)
+        r['progress'] = parse_progress(out)
         r['latency'] = latency_figures(read_logs(prefix))
         self.sh(f'for f in {prefix}.*; do xz -c "$f" > {logs}/"${{f##*/}}".xz && rm "$f"; done',
                 record=False)
@@ -410,25 +484,39 @@ class AppGuest:
         os.makedirs(WORK, exist_ok=True)
         self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
         runs = []
-        # PostgreSQL's programs and libraries read once into the page cache
-        # (pcmbench.common.prefetch_fio's reason: a VM's reads over 9p idle
-        # an icount guest, whose clock jumps while the host answers)
+        # PostgreSQL's programs and libraries kept in the page cache for the
+        # whole run (resident(): a VM's root is 9p without a cache, so a
+        # server started again faults its code in from the host, during
+        # the measured run too, and each fault idles the icount guest,
+        # whose clock jumps to its next timer, pgbench's deadline among them)
         b = self.bin
-        self.sh(f'cat {b}/postgres {b}/pg_ctl {b}/pgbench {b}/psql {b}/../lib/plpgsql.so '
-                f'$(ldd {b}/postgres {b}/pgbench {b}/psql | '
-                "awk '$3 ~ /^\\// {print $3}') > /dev/null", record=False)
+        progs = [f'{b}/{p}' for p in ('postgres', 'pg_ctl', 'pgbench', 'psql')]
+        libs = self.sh(f'ldd {" ".join(progs)} | awk \'$3 ~ /^\\// {{print $3}}\' | sort -u',
+                       record=False).split()
+        self.resident = resident(progs + libs + sorted(glob.glob(f'{b}/../lib/*.so')))
+        self.log(f'# resident: {len(self.resident)} files of PostgreSQL\'s, '
+                 f'{sum(len(m) for m in self.resident) >> 20} MiB, mapped for the run')
         made = template_path(self.bin)
+        if not template_ok(made):     # a VM: the host's copy beside the run's directory
+            made = shared_template(self.dir, made)
         self.cluster = f'{WORK}/cluster'
         self.sh(f'rm -rf {self.cluster}', record=False)
+        copied = False
         if template_ok(made):
             # into the guest's memory once: a VM reads the host's files
             # over 9p, slowly, a file at a time
-            self.g.commands.append(f'# {made}: ' + open(os.path.join(
-                made, 'pcm-template.ok'), encoding='utf-8').read().strip())
-            self.sh(f'cp -a {made} {self.cluster}')
-            self.log(f'# the cluster: {made} (initdb\'s, made once on this machine: '
-                     'tools/install-deps)')
-        else:
+            try:
+                self.sh(f'cp -a {made} {self.cluster}', record=False)
+                self.g.commands.append(f'# {made}: ' + open(os.path.join(
+                    made, 'pcm-template.ok'), encoding='utf-8').read().strip())
+                self.g.commands.append(f'cp -a {made} {self.cluster}')
+                self.log(f'# the cluster: {made} (initdb\'s, made once on this machine: '
+                         'tools/install-deps)')
+                copied = True
+            except RuntimeError as e:
+                self.log(f'# the cluster {made} not copied ({e}): initdb here')
+                self.sh(f'rm -rf {self.cluster}', record=False)
+        if not copied:
             self.sh(f'mkdir -m 700 {self.cluster} && chown postgres: {self.cluster}')
             t = time.monotonic()
             self.g.commands.append(initdb(self.cluster, self.bin))
@@ -441,8 +529,10 @@ class AppGuest:
                 self.log(f'# {k + 1}/{len(spec.devices())}: {dev}: {spec.describe()}')
                 runs.append(self.run_device(dev, k))
                 r = runs[-1]
-                self.log(f'# {dev}: {r["pgbench"]["tps"]} tps (guest clock), fsck exit '
-                         f'{r["fsck_rc"]}, removed {r["removed"]}')
+                done = (f'{r["pgbench"]["tps"]} tps (guest clock)' if r['pgbench']['transactions']
+                        else 'FAILED: no transaction completed')
+                self.log(f'# {dev}: {done}, {r.get("major_faults")} major page faults in the '
+                         f'run, fsck exit {r["fsck_rc"]}, removed {r["removed"]}')
         except BaseException:
             try:
                 self.stop_everything()
@@ -484,12 +574,22 @@ def device_time(r):
     return out
 
 
+FAILED = 'failed'          # no transaction completed: the device's run failed
+NO_VERDICT = 'no verdict'  # dm-linear's run failed: nothing to compare it with
+
+
 def verdict(r, lin):
     """device-bound or host-bound, with the evidence: the host (the guest's
     CPU, PostgreSQL itself) sets the TPS where dm-linear's is within
     verdict.LINEAR_NEAR of the device's, or the device completed more than
-    verdict.LATE_SHARE of its timed requests late."""
+    verdict.LATE_SHARE of its timed requests late.  A run in which no
+    transaction completed (pgbench's count 0, or none parsed) is FAILED,
+    no verdict: nothing was measured; where dm-linear's run failed, the
+    others get NO_VERDICT."""
     from pcmchar import verdict as V
+    if not r.get('transactions'):
+        return {'verdict': FAILED, 'reason': 'no transaction completed in the run: no '
+                'figure, no verdict (logs/dK-pgbench.txt, -server.log, -dmesg.txt)'}
     if r['device'] == LINEAR:
         return {'verdict': 'baseline', 'reason': 'the ramdisk through dm-linear'}
     held, late = r.get('held') or 0, r.get('late') or 0
@@ -502,6 +602,8 @@ def verdict(r, lin):
     if base and tps and tps >= base * (1 - V.LINEAR_NEAR):
         return {'verdict': V.HOST_BOUND, 'reason': f'dm-linear\'s TPS within '
                 f'{V.LINEAR_NEAR * 100:g} % of it or below ({base / tps:.2f}x)'}
+    if lin and not base:
+        return {'verdict': NO_VERDICT, 'reason': 'dm-linear\'s run failed: nothing to compare'}
     why = f'{base / tps:.2f}x dm-linear\'s time per transaction' if base and tps else \
         'no dm-linear to compare'
     return {'verdict': 'device-bound', 'reason': why}
@@ -730,7 +832,9 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          'included; requests overlap) split between reads and writes, per transaction.  '
          'Verdict: host-bound where the device models no time, over 1 % of its completions '
          'were late, or dm-linear\'s TPS is within 20 % of the device\'s or below it (the '
-         'host: PostgreSQL\'s CPU, the guest\'s clock); else device-bound.  The same table with every column: '
+         'host: PostgreSQL\'s CPU, the guest\'s clock); else device-bound; failed where no '
+         'transaction completed (the device\'s run failed: no figure, no verdict).  The same '
+         'table with every column: '
          '[app-table.csv](app-table.csv), [app-table.json](app-table.json).', '']
     L += table_lines(rs)
     L += ['', '## Latency', '', 'Per transaction, from pgbench -l\'s logs (logs/dK.*), us on '
@@ -748,9 +852,15 @@ def finish(spec, run_dir, draw_figs=True, **extra):
           if png else ['(not drawn: --no-figures)'])
     L += ['', '## Devices', '']
     for r in run['runs']:
+        prog = ', '.join(f'{v * k:,.0f}' for _, v in r.get('progress') or []
+                         for k in [r.get('dilation') or run.get('dilation') or 1])
         L += [f'- `{r["device"]}`: `{r["table"]}`; the cluster copied {r["copy_s"]:.1f} s, '
               f'pgbench -i '
               f'{r.get("init_s", 0):.1f} s, run {r.get("run_s", 0):.1f} s (guest clock); '
+              + (f'TPS over each guest second of the run (pgbench -P 1; x K, the '
+                 f'device\'s clock): {prog}; ' if prog else '')
+              + (f'major page faults in the run: {r["major_faults"]}; '
+                 if r.get('major_faults') is not None else '') +
               f'fsck -fn exit {r["fsck_rc"]} ({" ".join(r["fsck"])}); removed: '
               f'{"yes" if r["removed"] else "no"}']
     L += ['', '## Commands', '', 'As the guest ran them (each device in turn as `char-dut`):',
@@ -789,6 +899,13 @@ def host_run(args, spec, text):
     with open(spec_copy, 'w', encoding='utf-8') as fh:
         fh.write(text)
     cluster = template()
+    if cluster and not args.native:
+        # a VM's /var/cache is its own tmpfs (virtme-ng's init): the guest
+        # finds the cluster beside the run's directory, over 9p
+        seen = shared_template(run_dir, cluster)
+        subprocess.run(['rm', '-rf', seen], check=True)
+        subprocess.run(['cp', '-a', cluster, seen], check=True)
+        cluster = seen
     print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
     icount = not args.no_icount
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
@@ -813,11 +930,17 @@ def host_run(args, spec, text):
     print(f'table: {os.path.join(run_dir, "app-table.csv")}, .json')
     if png:
         print(f'figure: {png[0]}')
+    rc = 0
     bad = [r['device'] for r in rs if r['fsck_rc'] or not r['removed']]
     if bad:
         print(f'pcm-bench: fsck not clean or device left on: {", ".join(bad)}', file=sys.stderr)
-        return 1
-    return 0
+        rc = 1
+    failed = [r['device'] for r in rs if r['verdict'] == FAILED]
+    if failed:
+        print(f'pcm-bench: no transaction completed on {", ".join(failed)}: their runs '
+              f'failed (logs/dK-pgbench.txt, dK-server.log, dK-dmesg.txt)', file=sys.stderr)
+        rc = 1
+    return rc
 
 
 def run(args, ap):
