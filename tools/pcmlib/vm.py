@@ -112,7 +112,7 @@ def module_path(rel):
 def build_module(rel):
     """make -s -C <repo> module tools KVER=<rel>: the module and the host
     library pcmctl needs (the guest sees the repository read-only)."""
-    cmd = ["make", "-s", "-C", REPO, "module", "tools", f"KVER={rel}"]
+    cmd = ["make", "-s", f"-j{os.cpu_count()}", "-C", REPO, "module", "tools", f"KVER={rel}"]
     res = subprocess.run(
         cmd, stdin=subprocess.DEVNULL, stdout=sys.stderr, check=False
     )
