@@ -76,8 +76,13 @@ def check(what, cond):
     ok &= bool(cond)
 md = open(os.path.join(d, 'report.md')).read()
 for s in ('# dm-pcm characterization: demo', '## Paper vs dm-pcm', '## Figures', '## Points',
-          '## blktrace', '## Devices', '## Commands', '## Spec'):
+          '## Rank utilisation', '## blktrace', '## Devices', '## Commands', '## Spec'):
     check(f'section {s}', f'\n{s}\n' in '\n' + md)
+# each dm-pcm device's ranks after each of its points (the "ranks" reply)
+ranks = md.split('\n## Rank utilisation\n')[-1].split('\n## ')[0]
+for dev in ('preset:pss', 'preset:onyx', 'preset:reram'):
+    table = ranks.split(f'### `{dev}`\n')[-1].split('\n### ')[0] if f'### `{dev}`' in ranks else ''
+    check(f'rank utilisation of {dev}: a row per point', table.count('\n| ') >= 2)
 rows = list(csv.DictReader(open(os.path.join(d, 'points.csv'))))
 runs = sorted((r['on'], r['rw'], r['iodepth'], r['side']) for r in rows)
 want = sorted([(dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx')
