@@ -267,16 +267,18 @@ def test_refusals():
 
 
 def test_help_example():
-    """pcmctl model --help's trace example runs as written."""
-    rc, out, err = pcm('model', '--help')
-    ex = [ln.strip() for ln in out.splitlines() if '/tmp/t.iolog' in ln]
-    check(rc == 0 and len(ex) == 2 and ex[0].startswith('printf'), out)
-    cmd = ' && '.join(ex).replace('/tmp/t.iolog', os.path.join(WORK, 't.iolog'))
-    cmd = cmd.replace('pcmctl model', f'{PCMCTL} model')
-    p = subprocess.run(['bash', '-c', cmd], text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    check(p.returncode == 0 and 'read: 1 ios' in p.stdout and 'write: 1 ios' in p.stdout,
-          f'{cmd}: {p.stdout}')
+    """pcmctl --help's and pcmctl model --help's trace example runs as
+    written."""
+    for argv in (['--help'], ['model', '--help']):
+        rc, out, err = pcm(*argv)
+        ex = [ln.strip() for ln in out.splitlines() if '/tmp/t.iolog' in ln]
+        check(rc == 0 and len(ex) == 2 and ex[0].startswith('printf'), out)
+        cmd = ' && '.join(ex).replace('/tmp/t.iolog', os.path.join(WORK, 't.iolog'))
+        cmd = cmd.replace('pcmctl model', f'{PCMCTL} model')
+        p = subprocess.run(['bash', '-c', cmd], text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        check(p.returncode == 0 and 'read: 1 ios' in p.stdout and 'write: 1 ios' in p.stdout,
+              f'{argv}: {cmd}: {p.stdout}')
 
 
 def use_of(res, kind, **where):

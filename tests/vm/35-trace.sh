@@ -2,20 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # pcmctl model --trace against the kernel (issue 35, item 3): record a
 # blktrace of fio's 4 KiB random reads at QD1 and QD32 on a preset:pss
-# device, replay it open loop at the trace's own times through libpcm
+# device and its ramdisk, as dm-pcm.rst tells (blktrace -d DM -d BELOW -o
+# - > FILE), replay it open loop at the trace's own times through libpcm
 # (the same pcm-timing.c the module runs), and compare, request by
 # request, the replay's latency with the one the kernel modeled for the
 # same read (the pcm:pcm_charge event: its arrival and modeled
 # completion, recorded through tracefs beside blktrace), the mean with
 # status's read_lat_mean_ns, and each rank's utilisation with the
-# "ranks" reply.  Same code, same arrivals: they differ only by where
-# each clock reads the arrival (blktrace's Q event, as the bio enters
-# the block layer; dm-pcm's ktime_get_ns() in its map function, a few us
-# later), which moves a queued read's modeled latency by the change in
-# that gap from the read ahead of it and an idle rank's not at all, and
-# by the rounding of an arrival to the device's ns.  So the same
-# requests replayed at the kernel's own arrivals (from pcm_charge) give
-# the kernel's latencies exactly.  Goal: within 1 %, per request.
+# "ranks" reply.  Same code, same arrivals but for where each clock
+# reads one: blktrace's Q event above (pcmctl's default) before dm core
+# calls dm-pcm's map function, its remap A below (--arrival A) after the
+# map function returned, dm-pcm's ktime_get_ns() between the two.  A
+# queued read's modeled latency moves by the change in that gap from the
+# read that started its rank's busy period, an idle rank's not at all;
+# the gap's spread bounds it, and the trace alone bounds the spread (the
+# longest Q to A).  The same requests replayed at the kernel's own
+# arrivals (from pcm_charge) give the kernel's latencies exactly.
 #
 # At dilation:8, as the demo runs: undilated, a TCG guest submits a read
 # more slowly than pss's two ranks serve them (35 us each), so QD32 would
@@ -66,8 +68,9 @@ for qd in 1 32; do
 	expect_eq "QD$qd: fio ran" "$fio_rc" 0
 	read -r reads kmean <<<"$(status_field tr reads read_lat_mean_ns)"
 	kmean=$((kmean / K))
+	# blkparse once, for the replay and trace-compare.py
 	blkparse -i - < /tmp/tr.blktrace > /tmp/tr.txt 2>/dev/null
-	"$PCM_ROOT/tools/pcmctl" model --json --trace /tmp/tr.blktrace --open --speed $K \
+	"$PCM_ROOT/tools/pcmctl" model --json --trace /tmp/tr.txt --open --speed $K \
 		--size "$bytes" --csv /tmp/tr.csv preset:pss dilation:$K > /tmp/tr.json 2>/tmp/tr.err
 	rc=$?
 	sed 's/^/# pcmctl: /' /tmp/tr.err
@@ -114,7 +117,7 @@ print(r["ios"], round(r["mean_us"] * 1000), a["arrival"] + "/" + str(a["remapped
 	# the Q and before the remap, so neither is further off than Q to A
 	note "FIGURE: QD$qd the same at the remaps (--arrival A): $(c a_within_1pct) % within 1 %," \
 		"worst $(grep '^a_worst_pct' /tmp/cmp.txt | cut -d' ' -f2-), mean difference" \
-		"$(c a_mean_pct) %; the kernel's arrival moved against Q by $(grep '^charge_after_q' \
+		"$(c a_mean_pct) %; the kernel's arrival moved (host ns) against Q by $(grep '^charge_after_q' \
 		/tmp/cmp.txt | cut -d' ' -f2-), against A by $(grep '^charge_before_a' /tmp/cmp.txt |
 		cut -d' ' -f2-)"
 	expect_eq "QD$qd: every read of both replays is the kernel's within the longest Q to remap ($(c q_to_a_max_ns) ns)" \
