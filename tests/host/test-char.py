@@ -1520,6 +1520,10 @@ def test_rank_heatmap():
           [(p.id, us) for p, us in grids['preset:pss'][1]] ==
           [('p001', [61.2345, 0.0]), ('p002', [25.0, 99.0])], f'the grid: {grids}')
 
+    # a rank busy a fraction of 1 % (one of Onyx's 128 at QD1) is not 0.0
+    check([results.util_text(u) for u in (0, 0.0412, 0.00049, 0.5, 1, 61.2345)] ==
+          ['0.0', '0.041', '0.00049', '0.50', '1.0', '61.2'], 'utilisation text')
+
     def section(md):
         return md[md.index('## Rank utilisation'):md.index('## blktrace')]
     path, figs, _, _ = report.finish(s, d, draw=False)

@@ -39,23 +39,31 @@ def fio_iolog(version, reqs=REQS, dev='/dev/sdb'):
 
 
 def blkparse_text(reqs=REQS):
-    """blkparse's default output for @reqs: each request's Q, G, I, D, C
-    lines, a flush and a remap among them, and the summary after."""
+    """blkparse's default output for @reqs, a trace of a dm device
+    (253,0) and of the device below it (8,16): each request's Q above,
+    its remap (A, the i-th request's i + 1 us after its Q) and the Q, G,
+    I, D, C of the bio sent down, its C above; a flush among them, and
+    the summary after."""
     out, seq = [], 0
-    for ms, off, n, w in reqs:
+    for i, (ms, off, n, w) in enumerate(reqs):
         rw = 'WS' if w else 'R'
         t = f'{ms // 1000}.{ms % 1000:03d}000000'
-        for act in ('A', 'Q', 'G', 'I', 'D', 'C'):
+        ta = f'{ms // 1000}.{ms % 1000:03d}{i + 1:03d}000'
+        below = off // 512 + 2048
+        for dev, act in (('253,0', 'Q'), ('8,16', 'A'), ('8,16', 'Q'), ('8,16', 'G'),
+                         ('8,16', 'I'), ('8,16', 'D'), ('8,16', 'C'), ('253,0', 'C')):
             seq += 1
+            when = t if dev == '253,0' and act == 'Q' else ta
+            sector = off // 512 if dev == '253,0' else below
             if act == 'A':
-                out.append(f'253,0    1 {seq:8d} {t:>14} {4242:5d}  A {rw:>3} {off // 512} + '
-                           f'{n // 512} <- (8,16) {off // 512 + 2048}')
+                out.append(f'{dev:>5} 1 {seq:8d} {when:>14} {4242:5d}  A {rw:>3} {below} + '
+                           f'{n // 512} <- (253,0) {off // 512}')
             elif act == 'C':
-                out.append(f'253,0    1 {seq:8d} {t:>14} {0:5d}  C {rw:>3} {off // 512} + '
+                out.append(f'{dev:>5} 1 {seq:8d} {when:>14} {0:5d}  C {rw:>3} {sector} + '
                            f'{n // 512} [0]')
             else:
-                out.append(f'253,0    1 {seq:8d} {t:>14} {4242:5d}  {act} {rw:>3} '
-                           f'{off // 512} + {n // 512} [fio]')
+                out.append(f'{dev:>5} 1 {seq:8d} {when:>14} {4242:5d}  {act} {rw:>3} '
+                           f'{sector} + {n // 512} [fio]')
     out.append(f'253,0    1 {seq + 1:8d}    0.013000000  4242  Q FWS [fio]')
     out.append(f'253,0    1 {seq + 2:8d}    0.013000000  4242  Q  WS 0 + 0 [fio]')
     out += ['CPU1 (253,0):', ' Reads Queued:           3,      136KiB	 Writes Queued:  2, 12KiB',
@@ -93,6 +101,32 @@ def test_parsers_agree():
     late = [(ms + 5000, off, n, w) for ms, off, n, w in REQS]
     check(trace.parse(fio_iolog(3, late).splitlines())[0] == want, 'fio v3 times from 0')
     check(trace.parse(blkparse_text(late).splitlines())[0] == want, 'blkparse times from 0')
+    # at the remaps: the i-th request i us later; the device below alone:
+    # its remaps are the requests, at the offsets above
+    at_a = [r._replace(time_ns=r.time_ns + i * 1000) for i, r in enumerate(want)]
+    info = {}
+    check(trace.parse(blkparse_text().splitlines(), None, 'A', info)[0] == at_a, 'arrival A')
+    check(info['arrival'] == 'A' and not info['arrival_auto'] and info['remapped'] == 5 and
+          info['q_to_a_ns'] == {'n': 5, 'min': 1000, 'median': 3000, 'max': 5000}, f'{info}')
+    below = '\n'.join(ln for ln in blkparse_text().splitlines() if not ln.startswith('253,0'))
+    info = {}
+    check(trace.parse(below.splitlines(), None, None, info)[0] == at_a and
+          info['arrival'] == 'A' and info['arrival_auto'], f'the device below alone: {info}')
+    # a request the target split: its pieces, each at its own remap
+    split = ['253,0 0 1 0.000000000 1 Q R 8 + 16 [fio]',
+             '8,16 0 1 0.000002000 1 A R 100 + 8 <- (253,0) 8',
+             '8,16 0 2 0.000002100 1 Q R 100 + 8 [fio]',
+             '8,16 0 3 0.000005000 1 A R 300 + 8 <- (253,0) 16',
+             '8,16 0 4 0.000005100 1 Q R 300 + 8 [fio]']
+    check(trace.parse(split)[0] == [trace.Request(0, 4096, 8192, False)] and
+          trace.parse(split, None, 'A')[0] == [trace.Request(0, 4096, 4096, False),
+                                               trace.Request(3000, 8192, 4096, False)],
+          'a split request')
+    check(pcm('model', '--trace', write_file('e.log', fio_iolog(3)), '--arrival', 'A',
+              'preset:pss')[0] == 1, '--arrival on an iolog: refused')
+    rc, _, err = pcm('model', '--trace', '-', '--arrival', 'A', 'preset:pss',
+                     stdin='\n'.join(split[:1]) + '\n')
+    check(rc == 1 and 'no remap' in err, err)
     # the same figures through pcmctl from either file
     a = json.loads(pcm('model', '--json', '--trace', write_file('a.log', fio_iolog(3)),
                        'preset:pss')[1])
@@ -208,9 +242,9 @@ def test_refusals():
     rc, _, err = pcm('model', '--trace', write_file('bad.log', '\n'.join(bad)), 'preset:pss')
     check(rc == 1 and 'line 4:' in err, err)
     bad = blkparse_text().splitlines()
-    bad[7] = bad[7].replace(' + ', ' x ')
+    bad[8] = bad[8].replace(' + ', ' x ')
     rc, _, err = pcm('model', '--trace', '-', 'preset:pss', stdin='\n'.join(bad))
-    check(rc == 1 and 'line 8:' in err, f'{bad[7]}: {err}')
+    check(rc == 1 and 'line 9:' in err, f'{bad[8]}: {err}')
     rc, _, err = pcm('model', '--trace', '-', 'preset:pss', stdin='hello world\n')
     check(rc == 1 and 'line 1:' in err, err)
     rc, _, err = pcm('model', '--trace', '-', 'preset:pss', stdin='\n\n')
@@ -233,16 +267,18 @@ def test_refusals():
 
 
 def test_help_example():
-    """pcmctl model --help's trace example runs as written."""
-    rc, out, err = pcm('model', '--help')
-    ex = [ln.strip() for ln in out.splitlines() if '/tmp/t.iolog' in ln]
-    check(rc == 0 and len(ex) == 2 and ex[0].startswith('printf'), out)
-    cmd = ' && '.join(ex).replace('/tmp/t.iolog', os.path.join(WORK, 't.iolog'))
-    cmd = cmd.replace('pcmctl model', f'{PCMCTL} model')
-    p = subprocess.run(['bash', '-c', cmd], text=True, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT)
-    check(p.returncode == 0 and 'read: 1 ios' in p.stdout and 'write: 1 ios' in p.stdout,
-          f'{cmd}: {p.stdout}')
+    """pcmctl --help's and pcmctl model --help's trace example runs as
+    written."""
+    for argv in (['--help'], ['model', '--help']):
+        rc, out, err = pcm(*argv)
+        ex = [ln.strip() for ln in out.splitlines() if '/tmp/t.iolog' in ln]
+        check(rc == 0 and len(ex) == 2 and ex[0].startswith('printf'), out)
+        cmd = ' && '.join(ex).replace('/tmp/t.iolog', os.path.join(WORK, 't.iolog'))
+        cmd = cmd.replace('pcmctl model', f'{PCMCTL} model')
+        p = subprocess.run(['bash', '-c', cmd], text=True, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        check(p.returncode == 0 and 'read: 1 ios' in p.stdout and 'write: 1 ios' in p.stdout,
+              f'{argv}: {cmd}: {p.stdout}')
 
 
 def use_of(res, kind, **where):

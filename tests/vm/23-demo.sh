@@ -76,7 +76,7 @@ def check(what, cond):
     ok &= bool(cond)
 md = open(os.path.join(d, 'report.md')).read()
 for s in ('# dm-pcm characterization: demo', '## Paper vs dm-pcm', '## Figures', '## Points',
-          '## blktrace', '## Devices', '## Commands', '## Spec'):
+          '## Rank utilisation', '## blktrace', '## Devices', '## Commands', '## Spec'):
     check(f'section {s}', f'\n{s}\n' in '\n' + md)
 rows = list(csv.DictReader(open(os.path.join(d, 'points.csv'))))
 runs = sorted((r['on'], r['rw'], r['iodepth'], r['side']) for r in rows)
@@ -88,6 +88,16 @@ want = sorted([(dev, rw, '1', rw[4:]) for dev in ('preset:pss', 'preset:onyx')
               [('dm-linear', rw, '1', rw[4:]) for rw in ('randread', 'randread', 'randwrite',
                                                           'randwrite')])
 check(f'points.csv: each QD1 point on pss, onyx, reram and dm-linear: {runs}', runs == want)
+# each dm-pcm device's table of its "ranks" reply after each of its
+# points: a row per point, its busiest rank busy
+ranks = md.split('\n## Rank utilisation\n')[-1].split('\n## ')[0]
+for dev in ('preset:pss', 'preset:onyx', 'preset:reram'):
+    sub = ranks.split(f'\n### `{dev}`\n')[1].split('\n### ')[0] if f'### `{dev}`' in ranks else ''
+    got = [ln.split('|')[-3].strip() for ln in sub.splitlines()
+           if ln.startswith('| ') and not ln.startswith('| point ')]
+    check(f'rank utilisation of {dev}: busiest rank % per point {got}',
+          len(got) == sum(r['on'] == dev for r in rows) and
+          all(g.replace('.', '', 1).isdigit() and float(g) > 0 for g in got))
 check('raw device, 2 repetitions each, IOPS > 0',
       all(r['target'] == 'raw' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
 pss = next(r for r in rows if (r['on'], r['rw']) == ('preset:pss', 'randread'))

@@ -288,7 +288,10 @@ def rank_heatmaps(res):
                                         max(2.5, min(14, 1.5 + 0.35 * len(rows)))), dpi=100)
         ax.set_title(f'{dev}: rank utilisation per point (%)', fontsize=10)
         data = [us for _, us in rows]
-        im = ax.imshow(data, aspect='auto', cmap='viridis', vmin=0, vmax=100,
+        # the scale up to the busiest rank (1 % at least): a QD1 point's
+        # ranks, busy a fraction of 1 %, are not all one colour
+        top = max(1.0, max(max(us) for us in data))
+        im = ax.imshow(data, aspect='auto', cmap='viridis', vmin=0, vmax=top,
                        interpolation='nearest')
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, fontsize=7, rotation=90 if len(labels) > 16 else 0)
@@ -298,8 +301,8 @@ def rank_heatmaps(res):
         if len(labels) * len(rows) <= 200:
             for y, us in enumerate(data):
                 for x, u in enumerate(us):
-                    ax.text(x, y, f'{u:.0f}', ha='center', va='center', fontsize=6,
-                            color='white' if u < 50 else 'black')
+                    ax.text(x, y, R.util_text(u), ha='center', va='center', fontsize=6,
+                            color='white' if u < top / 2 else 'black')
         fig.colorbar(im, ax=ax, label='utilisation %')
         csv_rows = [[dev, p.id, lab, u] for p, us in rows for lab, u in zip(labels, us)]
         out[name] = (fig, ['device', 'point', 'rank', 'util_pct'], csv_rows)

@@ -377,15 +377,16 @@ def rank_lines(res, figs=None, rel=lambda p: p):
         out += ['| point | workload | ' + ' | '.join(cols) + ' | busiest | mean |',
                 '|---|---|' + '---|' * (len(cols) + 2)]
         for p, us in rows:
+            ut = R.util_text
             if per_rank:
-                cells = [f'{u:.1f}' for u in us]
+                cells = [ut(u) for u in us]
             else:
                 cells = []
                 for c in chans:
                     v = [u for lab, u in zip(labels, us) if lab.split('.')[0] == c]
-                    cells.append(f'{sum(v) / len(v):.1f} / {max(v):.1f}')
+                    cells.append(f'{ut(sum(v) / len(v))} / {ut(max(v))}')
             out.append(f'| {p.id} | {p.describe()} | ' + ' | '.join(cells) +
-                       f' | {max(us):.1f} | {sum(us) / len(us):.1f} |')
+                       f' | {ut(max(us))} | {ut(sum(us) / len(us))} |')
         out.append('')
     return out
 

@@ -259,6 +259,16 @@ def rank_util(ranks):
     return [(x['channel'], x['rank'], x['util_ppm'] / 1e4) for x in ranks['per_rank']]
 
 
+def util_text(u):
+    """A utilisation in % as the rank tables and heat maps print it: one
+    decimal from 1 % up (and 0), two significant digits below, so that a
+    rank busy 0.04 % of a QD1 point (one of Onyx's 128) does not read
+    as idle."""
+    if u == 0 or u >= 1:
+        return f'{u:.1f}'
+    return f'{u:.{1 - math.floor(math.log10(u))}f}'
+
+
 def rank_grids(res):
     """The rank-utilisation heat maps' data, one per dm-pcm device with a
     "ranks" reply: {device: (['c.r' per rank], [(point, [util % per

@@ -20,6 +20,15 @@ Formats:
       sector, or 0 sectors) and discards are skipped; the summary after the events
       ("CPU0 (8,0):", "Total (8,0):") ends the trace.  Q, not D: a
       bio-based device (device-mapper's, dm-pcm's) logs Q and C only.
+      A trace of a dm device and of the device below it (blktrace -d
+      twice) holds each bio twice: a request is a Q event that no remap
+      ('A' event, "SECTOR + N <- (MAJ,MIN) FROM") sent there; the Q below
+      that follows a remap is the same bio, sent down, and is not counted
+      again.  The remap is logged by dm core as the target's map function
+      returns: with arrival='A' a request arrives at its first remap (its
+      pieces, if the target split it, each at its own) instead of its Q.
+      A trace of the device below only: its remaps from an untraced
+      device are the requests (offsets: the remap's FROM sector).
 
 Every time is the model's (the emulated device's clock): arrivals come
 from the trace's timestamps (open loop) or from the model's completions
@@ -82,35 +91,109 @@ def parse_fio(lines, version):
     return reqs
 
 
-def parse_blkparse(lines):
-    reqs = []
+ARRIVALS = ('Q', 'A')
+
+
+def blkparse_events(lines):
+    """blkparse's Q and A events of reads and writes: (time ns, device,
+    action, sector, sectors, write, remap source (device, sector) or
+    None), in the trace's order."""
+    out = []
     for lineno, line in lines:
         f = line.split()
         if f[0].startswith(('CPU', 'Total')):
             break       # the summary after the events
         if len(f) < 6 or ',' not in f[0]:
             raise TraceError(f'line {lineno}: not a blkparse event line: {line.strip()!r}')
-        if f[5] != 'Q':
+        if f[5] not in ('Q', 'A'):
             continue
-        if len(f) < 9 and len(f) > 6 and 'F' in f[6]:
+        if f[5] == 'Q' and len(f) < 9 and len(f) > 6 and 'F' in f[6]:
             continue    # a flush without data: "Q FWS [fio]"
         if len(f) < 10 or f[8] != '+':
-            raise TraceError(f'line {lineno}: a Q event without "SECTOR + N": {line.strip()!r}')
+            raise TraceError(f'line {lineno}: a {f[5]} event without "SECTOR + N": '
+                             f'{line.strip()!r}')
+        src = None
+        if f[5] == 'A':
+            if len(f) < 13 or f[10] != '<-' or not f[11].startswith('('):
+                raise TraceError(f'line {lineno}: a remap without "<- (MAJ,MIN) SECTOR": '
+                                 f'{line.strip()!r}')
+            src = (f[11].strip('()'), _uint(f[12], lineno, 'sector'))
         rwbs = f[6]
         if 'D' in rwbs or not ('R' in rwbs or 'W' in rwbs):
             continue
-        t = _seconds_ns(f[3], lineno)
-        sector, n = _uint(f[7], lineno, 'sector'), _uint(f[9], lineno, 'sectors')
+        n = _uint(f[9], lineno, 'sectors')
         if not n:
             continue    # a flush
-        reqs.append(Request(t, sector * 512, n * 512, 'W' in rwbs))
-    return reqs
+        out.append((_seconds_ns(f[3], lineno), f[0], f[5], _uint(f[7], lineno, 'sector'), n,
+                    'W' in rwbs, src))
+    return out
 
 
-def parse(lines, fmt=None):
+def parse_blkparse(lines, arrival=None, info=None):
+    """The requests of blkparse's text (see the module's docstring), each
+    arriving at its Q event, or with @arrival 'A' at its remaps; @info
+    (a dict) gets what was chosen and the Q-to-remap spans."""
+    ev = blkparse_events(lines)
+    order = sorted(range(len(ev)), key=lambda i: ev[i][0])
+    traced = {e[1] for e in ev}
+    sent = collections.Counter()    # remaps not yet followed by their Q below
+    waiting = {}                    # (device, sector) -> [request] its remap will name
+    reqs, pieces, spans, queued = [], {}, {}, 0
+    for i in order:
+        t, dev, act, sector, n, write, src = ev[i]
+        if act == 'Q':
+            if sent[(dev, sector, n)]:
+                sent[(dev, sector, n)] -= 1     # a remapped bio, below: counted above
+                continue
+            waiting.setdefault((dev, sector), []).append((len(reqs), n))
+            queued += 1
+            reqs.append(Request(t, sector * 512, n * 512, write))
+            continue
+        sent[(dev, sector, n)] += 1
+        if src[0] not in traced:
+            # the device above was not traced: the remap is the request
+            reqs.append(Request(t, src[1] * 512, n * 512, write))
+            pieces[len(reqs) - 1] = [reqs[-1]]
+            continue
+        q = waiting.get(src)
+        if not q:
+            continue    # the remap of a bio sent down from above, or of one before the trace
+        k, left = q.pop(0)
+        if not q:
+            del waiting[src]
+        if k not in pieces:
+            spans[k] = t - reqs[k].time_ns
+        pieces.setdefault(k, []).append(Request(t, src[1] * 512, n * 512, write))
+        if left > n:    # the target took part of it: its next piece's remap
+            waiting.setdefault((src[0], src[1] + n), []).insert(0, (k, left - n))
+    auto = arrival is None
+    if auto:
+        arrival = 'Q' if queued or not reqs else 'A'
+    if arrival == 'A' and not pieces:
+        raise TraceError('--arrival A: the trace has no remap (A) event of its requests: '
+                         'trace the device below too (blktrace -d DEV -d BELOW)')
+    if arrival == 'A':
+        out = []
+        for k, r in enumerate(reqs):
+            out += pieces.get(k, [r])
+    else:
+        out = reqs
+    if info is not None:
+        sp = sorted(spans.values())
+        info.update(arrival=arrival, arrival_auto=auto, requests=len(out),
+                    remapped=len(pieces),
+                    without_remap=len(reqs) - len(pieces) if arrival == 'A' else None,
+                    q_to_a_ns={'n': len(sp), 'min': sp[0], 'median': sp[len(sp) // 2],
+                               'max': sp[-1]} if sp else None)
+    return out
+
+
+def parse(lines, fmt=None, arrival=None, info=None):
     """The read and write requests of trace @lines (an iterable of text
     lines) in the trace's order, times relative to its first request;
-    and the format, given (@fmt) or detected."""
+    and the format, given (@fmt) or detected.  blkparse's: each at its
+    @arrival event ('Q' or 'A'; None: Q, or A if the trace has no Q of
+    its requests), what was chosen in dict @info (parse_blkparse())."""
     numbered = [(i, ln) for i, ln in enumerate(lines, 1) if ln.strip()]
     if not numbered:
         raise TraceError('empty trace')
@@ -118,12 +201,17 @@ def parse(lines, fmt=None):
     fmt = fmt or found
     if fmt not in FORMATS:
         raise TraceError(f'unknown trace format {fmt!r} (one of {", ".join(FORMATS)})')
+    if arrival not in (None, *ARRIVALS):
+        raise TraceError(f'--arrival {arrival}: one of {", ".join(ARRIVALS)}')
     if fmt.startswith('fio'):
+        if arrival:
+            raise TraceError(f'--arrival {arrival}: a fio iolog has one time per request '
+                             '(blkparse\'s text has Q and A events)')
         if found != fmt:
             raise TraceError(f'line {numbered[0][0]}: not a "fio version {fmt[3]} iolog" header')
         reqs = parse_fio(numbered[1:], int(fmt[3]))
     else:
-        reqs = parse_blkparse(numbered)
+        reqs = parse_blkparse(numbered, arrival, info)
     if not reqs:
         raise TraceError('no read or write request in the trace')
     t0 = min(r.time_ns for r in reqs)
