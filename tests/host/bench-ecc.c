@@ -108,12 +108,12 @@ static void op_encode(void *a)
 	encode_row(a);
 }
 
-static __attribute__((noinline)) void op_encode_row(void *a)
+static noinline void op_encode_row(void *a)
 {
 	encode_sectors_row(a);
 }
 
-static __attribute__((noinline)) void op_check_row(void *a)
+static noinline void op_check_row(void *a)
 {
 	if (!check_sectors_row(a))
 		abort();

@@ -181,6 +181,8 @@ static inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
 #ifndef __always_inline		/* glibc's sys/cdefs.h has it */
 #define __always_inline		inline __attribute__((always_inline))
 #endif
+#define __aligned(x)		__attribute__((aligned(x)))
+#define noinline		__attribute__((noinline))
 #define unlikely(c)		__builtin_expect(!!(c), 0)
 #define likely(c)		__builtin_expect(!!(c), 1)
 
