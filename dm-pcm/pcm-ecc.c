@@ -627,6 +627,15 @@ bool pcm_ecc_clmul(const struct pcm_ecc *e)
 	return ECC_CLMUL && e->tab && e->tab->clmul;
 }
 
+/*
+ * Whether a SIMD section computes this codec's parity a row at a time
+ * (ecc_rows_clmul(): the geometry has its plan), for the tests.
+ */
+bool pcm_ecc_clmul_rows(const struct pcm_ecc *e)
+{
+	return pcm_ecc_clmul(e) && e->tab->k.row;
+}
+
 /* What computes parity, for a log line: "clmul", "tables" or "lib/bch". */
 const char *pcm_ecc_engine(const struct pcm_ecc *e)
 {

@@ -92,6 +92,7 @@ int pcm_ecc_init_shared(struct pcm_ecc *e, struct pcm_ecc *from);
 void pcm_ecc_exit(struct pcm_ecc *e);
 bool pcm_ecc_fast(const struct pcm_ecc *e);
 bool pcm_ecc_clmul(const struct pcm_ecc *e);
+bool pcm_ecc_clmul_rows(const struct pcm_ecc *e);
 const char *pcm_ecc_engine(const struct pcm_ecc *e);
 bool pcm_ecc_simd_begin(struct pcm_ecc *e);
 void pcm_ecc_simd_end(struct pcm_ecc *e);

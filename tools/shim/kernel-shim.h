@@ -321,9 +321,10 @@ static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
  * the CPU's own features, and knobs a test sets to force the fallbacks
  * (a CPU without PCLMULQDQ, a context where the FPU may not be used).
  * kernel_fpu_begin() does not nest: the shim fails the run if it does,
- * or if a section is left open (pcm_shim_fpu_depth).
+ * or if a section is left open (pcm_shim_fpu_depth).  PCM_SHIM_NO_X86
+ * builds the code as for another architecture (no CONFIG_X86_64).
  */
-#ifdef __x86_64__
+#if defined(__x86_64__) && !defined(PCM_SHIM_NO_X86)
 #define CONFIG_X86_64		1
 #define X86_FEATURE_PCLMULQDQ	"pclmul"
 #define X86_FEATURE_SSSE3	"ssse3"
