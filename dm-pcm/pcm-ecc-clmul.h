@@ -49,6 +49,7 @@ struct ecc_clmul_k {
 	u8 cmp[16] __aligned(16);	/* 8 stored bytes to S's frame, the first pb */
 	u8 lastcmp[16] __aligned(16);	/* the same, the last pb of 8 */
 	u8 nb;			/* blocks of 16 bytes a codeword, after its head */
+	bool avx;		/* VEX encoding: three operands, no movdqa */
 	bool row;		/* ecc_rows_clmul() serves this geometry */
 };
 
@@ -301,6 +302,30 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
 	"pxor %%xmm" a ", %%xmm2\n\t"		/* top half: q */	\
 	"pclmulqdq $0x11, %%xmm4, %%xmm2\n\t"	/* q Glow */		\
 	"pxor %%xmm2, %%xmm" a "\n\t"		/* low half: S */
+#define ECC_ROW_BODY_AVX(a)	/* ECC_ROW_BODY()'s, in AVX's three operands: no movdqa */ \
+	"vmovdqu (%[p]), %%xmm" a "\n\t"				\
+	"vpshufb (%[t]), %%xmm" a ", %%xmm" a "\n\t"			\
+	"add 16(%[t]), %[p]\n\t"					\
+	".set .Lecc_off, -8 - 16 * (%c[nb] - 1)\n\t"			\
+	".rept %c[nb] - 1\n\t"						\
+	"vpclmulqdq $0x11, %%xmm1, %%xmm" a ", %%xmm2\n\t"		\
+	"vpclmulqdq $0x00, %%xmm1, %%xmm" a ", %%xmm" a "\n\t"		\
+	"vmovdqu .Lecc_off(%[p]), %%xmm3\n\t"				\
+	"vpshufb %%xmm5, %%xmm3, %%xmm3\n\t"				\
+	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"			\
+	"vpxor %%xmm3, %%xmm" a ", %%xmm" a "\n\t"			\
+	".set .Lecc_off, .Lecc_off + 16\n\t"				\
+	".endr\n\t"							\
+	"vpclmulqdq $0x11, %%xmm1, %%xmm" a ", %%xmm2\n\t"		\
+	"vpclmulqdq $0x00, %%xmm1, %%xmm" a ", %%xmm" a "\n\t"		\
+	"vmovq -8(%[p]), %%xmm3\n\t"					\
+	"vpshufb %%xmm6, %%xmm3, %%xmm3\n\t"				\
+	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"			\
+	"vpxor %%xmm3, %%xmm" a ", %%xmm" a "\n\t"			\
+	"vpclmulqdq $0x01, %%xmm4, %%xmm" a ", %%xmm2\n\t"		\
+	"vpxor %%xmm" a ", %%xmm2, %%xmm2\n\t"				\
+	"vpclmulqdq $0x11, %%xmm4, %%xmm2, %%xmm2\n\t"			\
+	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"
 #define ECC_ROW_HEAD	/* constants, then each sector */		\
 	"movdqu %[fold], %%xmm1\n\t"					\
 	"movdqu %[bar], %%xmm4\n\t"					\
@@ -321,65 +346,119 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
 
 static __always_inline void ecc_rows_encode(const struct ecc_clmul_k *k, const u8 *d,
 					    unsigned long n, u8 *o, unsigned long ncw,
-					    long pb, long skip, const unsigned int nb)
+					    long pb, long skip, const unsigned int nb,
+					    const bool avx)
 {
 	const struct ecc_row_cw *t;
 	unsigned long c;
 
-	asm volatile("movdqu %[out8], %%xmm7\n\t"
-		     ECC_ROW_HEAD
-		     ECC_ROW_BODY("0")
-		     "pshufb %%xmm7, %%xmm0\n\t"
-		     "movq %%xmm0, (%[o])\n\t"
-		     "add %[pb], %[o]\n\t"
-		     ECC_ROW_NEXT
-		     ECC_ROW_BODY("8")	/* xmm0 keeps the codeword before's */
-		     "pshufb %[lastout], %%xmm8\n\t"
-		     "pshufb %[prev], %%xmm0\n\t"
-		     "por %%xmm0, %%xmm8\n\t"
-		     "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
-		     "movq %%xmm8, (%[o])\n\t"
-		     ECC_ROW_TAIL
-		     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c)
-		     : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-		       [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-		       [bswap] "m" (k->bswap), [last8] "m" (k->last8), [out8] "m" (k->out8),
-		       [lastout] "m" (k->lastout), [prev] "m" (k->prev)
-		     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	if (avx)
+		asm volatile("vmovdqu %[out8], %%xmm7\n\t"
+			     ECC_ROW_HEAD
+			     ECC_ROW_BODY_AVX("0")
+			     "vpshufb %%xmm7, %%xmm0, %%xmm0\n\t"
+			     "vmovq %%xmm0, (%[o])\n\t"
+			     "add %[pb], %[o]\n\t"
+			     ECC_ROW_NEXT
+			     ECC_ROW_BODY_AVX("8")
+			     "vpshufb %[lastout], %%xmm8, %%xmm8\n\t"
+			     "vpshufb %[prev], %%xmm0, %%xmm0\n\t"
+			     "vpor %%xmm0, %%xmm8, %%xmm8\n\t"
+			     "lea -8(%[o], %[pb]), %[o]\n\t"
+			     "vmovq %%xmm8, (%[o])\n\t"
+			     ECC_ROW_TAIL
+			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
+			       [c] "=&r" (c)
+			     : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
+			       [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
+			       [bswap] "m" (k->bswap), [last8] "m" (k->last8),
+			       [out8] "m" (k->out8), [lastout] "m" (k->lastout),
+			       [prev] "m" (k->prev)
+			     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	else
+		asm volatile("movdqu %[out8], %%xmm7\n\t"
+			     ECC_ROW_HEAD
+			     ECC_ROW_BODY("0")
+			     "pshufb %%xmm7, %%xmm0\n\t"
+			     "movq %%xmm0, (%[o])\n\t"
+			     "add %[pb], %[o]\n\t"
+			     ECC_ROW_NEXT
+			     ECC_ROW_BODY("8")	/* xmm0 keeps the codeword before's */
+			     "pshufb %[lastout], %%xmm8\n\t"
+			     "pshufb %[prev], %%xmm0\n\t"
+			     "por %%xmm0, %%xmm8\n\t"
+			     "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
+			     "movq %%xmm8, (%[o])\n\t"
+			     ECC_ROW_TAIL
+			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
+			       [c] "=&r" (c)
+			     : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
+			       [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
+			       [bswap] "m" (k->bswap), [last8] "m" (k->last8),
+			       [out8] "m" (k->out8), [lastout] "m" (k->lastout),
+			       [prev] "m" (k->prev)
+			     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
 }
 
 static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8 *d,
 					   unsigned long n, const u8 *o, unsigned long ncw,
-					   long pb, long skip, const unsigned int nb)
+					   long pb, long skip, const unsigned int nb,
+					   const bool avx)
 {
 	const struct ecc_row_cw *t;
 	unsigned long c;
 	u64 diff;
 
-	asm("pxor %%xmm7, %%xmm7\n\t"
-	    ECC_ROW_HEAD
-	    ECC_ROW_BODY("0")
-	    "movq (%[o]), %%xmm3\n\t"
-	    "pshufb %[cmp], %%xmm3\n\t"
-	    "pxor %%xmm3, %%xmm0\n\t"
-	    "por %%xmm0, %%xmm7\n\t"
-	    "add %[pb], %[o]\n\t"
-	    ECC_ROW_NEXT
-	    ECC_ROW_BODY("0")
-	    "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
-	    "movq (%[o]), %%xmm3\n\t"
-	    "pshufb %[lastcmp], %%xmm3\n\t"
-	    "pxor %%xmm3, %%xmm0\n\t"
-	    "por %%xmm0, %%xmm7\n\t"
-	    ECC_ROW_TAIL
-	    "movq %%xmm7, %[diff]"
-	    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
-	      [diff] "=r" (diff)
-	    : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-	      [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-	      [bswap] "m" (k->bswap), [last8] "m" (k->last8), [cmp] "m" (k->cmp),
-	      [lastcmp] "m" (k->lastcmp)
-	    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	if (avx)
+		asm("vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
+		    ECC_ROW_HEAD
+		    ECC_ROW_BODY_AVX("0")
+		    "vmovq (%[o]), %%xmm3\n\t"
+		    "vpshufb %[cmp], %%xmm3, %%xmm3\n\t"
+		    "vpxor %%xmm3, %%xmm0, %%xmm0\n\t"
+		    "vpor %%xmm0, %%xmm7, %%xmm7\n\t"
+		    "add %[pb], %[o]\n\t"
+		    ECC_ROW_NEXT
+		    ECC_ROW_BODY_AVX("0")
+		    "lea -8(%[o], %[pb]), %[o]\n\t"
+		    "vmovq (%[o]), %%xmm3\n\t"
+		    "vpshufb %[lastcmp], %%xmm3, %%xmm3\n\t"
+		    "vpxor %%xmm3, %%xmm0, %%xmm0\n\t"
+		    "vpor %%xmm0, %%xmm7, %%xmm7\n\t"
+		    ECC_ROW_TAIL
+		    "vmovq %%xmm7, %[diff]"
+		    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
+		      [diff] "=r" (diff)
+		    : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
+		      [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
+		      [bswap] "m" (k->bswap), [last8] "m" (k->last8), [cmp] "m" (k->cmp),
+		      [lastcmp] "m" (k->lastcmp)
+		    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	else
+		asm("pxor %%xmm7, %%xmm7\n\t"
+		    ECC_ROW_HEAD
+		    ECC_ROW_BODY("0")
+		    "movq (%[o]), %%xmm3\n\t"
+		    "pshufb %[cmp], %%xmm3\n\t"
+		    "pxor %%xmm3, %%xmm0\n\t"
+		    "por %%xmm0, %%xmm7\n\t"
+		    "add %[pb], %[o]\n\t"
+		    ECC_ROW_NEXT
+		    ECC_ROW_BODY("0")
+		    "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
+		    "movq (%[o]), %%xmm3\n\t"
+		    "pshufb %[lastcmp], %%xmm3\n\t"
+		    "pxor %%xmm3, %%xmm0\n\t"
+		    "por %%xmm0, %%xmm7\n\t"
+		    ECC_ROW_TAIL
+		    "movq %%xmm7, %[diff]"
+		    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
+		      [diff] "=r" (diff)
+		    : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
+		      [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
+		      [bswap] "m" (k->bswap), [last8] "m" (k->last8), [cmp] "m" (k->cmp),
+		      [lastcmp] "m" (k->lastcmp)
+		    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
 	return !diff;
 }
 
@@ -398,8 +477,13 @@ static noinline bool ecc_rows_clmul(const struct ecc_clmul_k *k, const u8 *d,
 #define ECC_ROWS_NB(nb)							\
 	case nb:							\
 		if (check)						\
-			return ecc_rows_check(k, d, n, o, cws - 1, pb, skip, nb); \
-		ecc_rows_encode(k, d, n, o, cws - 1, pb, skip, nb);	\
+			return k->avx ?					\
+			       ecc_rows_check(k, d, n, o, cws - 1, pb, skip, nb, true) : \
+			       ecc_rows_check(k, d, n, o, cws - 1, pb, skip, nb, false); \
+		if (k->avx)						\
+			ecc_rows_encode(k, d, n, o, cws - 1, pb, skip, nb, true); \
+		else							\
+			ecc_rows_encode(k, d, n, o, cws - 1, pb, skip, nb, false); \
 		return true
 	switch (k->nb) {
 	ECC_ROWS_NB(1);
@@ -478,6 +562,13 @@ static void ecc_clmul_plan(struct ecc_clmul_k *k, const struct pcm_ecc_geom *g)
 	}
 }
 
+/* Whether VEX-encoded SSE may run: AVX, and its registers' state saved */
+static bool ecc_avx_cpu(void)
+{
+	return boot_cpu_has(X86_FEATURE_AVX) &&
+	       cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL);
+}
+
 /*
  * ecc_rows_clmul()'s plan for @g's codewords (@pb parity bytes each):
  * where each is 16 bytes or more (its head is loaded as 16), all have
@@ -494,6 +585,7 @@ static void ecc_rows_plan(struct ecc_clmul_k *k, const struct pcm_ecc_geom *g)
 	k->row = g->codewords >= 2 && g->codewords <= ECC_SECTOR_CW_MAX && pb >= 4 &&
 		 pb <= 8 && !((unsigned long)k->cw % 16);
 	k->nb = 0;
+	k->avx = ecc_avx_cpu();
 	for (i = 0; k->row && i < g->codewords; i++) {
 		len = pcm_ecc_cw_len(g, i);
 		h = (len + 8 - 1) % 16 + 1;

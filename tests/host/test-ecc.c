@@ -1048,8 +1048,9 @@ static long rows_vs_bch(struct pcm_ecc *e, unsigned int stride, unsigned int rou
  * codeword count, every t), random rows, at the tightest stride (a
  * sector's parity alone: a byte written past it is seen) and at 512
  * bytes, in a SIMD section and, for one geometry in four, outside one
- * (the tables); then the layouts with the FPU refused (may_use_simd()
- * false) and on a CPU without PCLMULQDQ.  A build for another
+ * (the tables), half of them with AVX (VEX-encoded asm) and half
+ * without; then the layouts with the FPU refused (may_use_simd()
+ * false), on a CPU without PCLMULQDQ and on one without AVX.  A build for another
  * architecture (test-ecc-nox86) runs it with the tables alone.
  */
 static void test_rows(void)
@@ -1066,6 +1067,9 @@ static void test_rows(void)
 				continue;
 			if (g.parity_bytes > 8)
 				break;
+#ifdef CONFIG_X86_64
+			pcm_shim_no_avx = codes % 2;	/* half without VEX */
+#endif
 			if (pcm_ecc_init(&e, &g)) {
 				bad++;
 				continue;
@@ -1103,6 +1107,13 @@ static void test_rows(void)
 		bad += rows_vs_bch(&e, g.meta_bytes, 60);
 		pcm_ecc_simd_end(&e);
 		pcm_shim_no_cpu_simd = false;
+		pcm_ecc_exit(&e);
+		pcm_shim_no_avx = true;
+		check(!pcm_ecc_init(&e, &g), "%s", l->name);
+		pcm_ecc_simd_begin(&e);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_avx = false;
 #else
 		check(!pcm_ecc_clmul_rows(&e), "%s: a row path without x86", l->name);
 #endif

@@ -328,9 +328,15 @@ static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
 #define CONFIG_X86_64		1
 #define X86_FEATURE_PCLMULQDQ	"pclmul"
 #define X86_FEATURE_SSSE3	"ssse3"
-__attribute__((weak)) bool pcm_shim_no_cpu_simd, pcm_shim_no_simd;
+#define X86_FEATURE_AVX		"avx"
+#define XFEATURE_MASK_SSE	2
+#define XFEATURE_MASK_YMM	4
+__attribute__((weak)) bool pcm_shim_no_cpu_simd, pcm_shim_no_simd, pcm_shim_no_avx;
 __attribute__((weak)) int pcm_shim_fpu_depth, pcm_shim_fpu_sections;
 #define boot_cpu_has(f)		(!pcm_shim_no_cpu_simd && __builtin_cpu_supports(f))
+
+/* (__builtin_cpu_supports("avx") asks the OS too: XGETBV) */
+#define cpu_has_xfeatures(mask, name)	(!pcm_shim_no_avx)
 
 static inline bool may_use_simd(void)
 {
