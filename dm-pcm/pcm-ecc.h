@@ -25,7 +25,10 @@
  * has a carry-less multiply (x86-64 PCLMULQDQ), it is computed by CRC
  * folding instead, between pcm_ecc_simd_begin() and pcm_ecc_simd_end():
  * a section that may use the FPU (kernel_fpu_begin()), short, never
- * across I/O.
+ * across I/O.  There, for most geometries (pss among them), a row's
+ * sectors (pcm_ecc_encode_sectors(), pcm_ecc_check_sectors()) are one
+ * asm block that stores each codeword's parity, or compares it with
+ * the stored parity, in place (pcm-ecc-clmul.h).
  */
 #ifndef DM_PCM_ECC_H
 #define DM_PCM_ECC_H

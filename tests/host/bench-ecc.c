@@ -8,7 +8,8 @@
  * default.  The -row lines are the kernel's row entry points
  * (pcm_ecc_encode_sectors(), pcm_ecc_check_sectors() of a clean row):
  * valgrind --tool=callgrind --toggle-collect=op_encode_row (or
- * op_check_row) counts their instructions alone.
+ * op_check_row) counts their instructions alone.  BENCH_NO_AVX=1 in
+ * the environment: as on a CPU without AVX.
  */
 #include <math.h>
 #include <time.h>
@@ -153,6 +154,9 @@ int main(int argc, char **argv)
 	u64 nbits;
 	int i;
 
+#ifdef CONFIG_X86_64
+	pcm_shim_no_avx = getenv("BENCH_NO_AVX");	/* the row asm's SSE encoding */
+#endif
 	for (i = 0; i < ROW; i++)
 		truth[i] = i * 2654435761U >> 13;
 	for (l = pcm_ecc_layouts; l->name; l++) {
