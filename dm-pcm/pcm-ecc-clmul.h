@@ -88,7 +88,7 @@ struct ecc_clmul_k {
  * them is most of it now).  reram's 24 parity bytes keep the tables.
  * A row at a time (ecc_rows_clmul(): pcm_ecc_encode_sectors() and the
  * clean check, pcm_ecc_check_sectors(); bench-ecc's pss-encode-row and
- * pss-check-row, 4,955 / 5,251 before it): pss 2,487 / 2,580, and
+ * pss-check-row, 4,955 / 5,251 before it): pss 2,495 / 2,580, and
  * 2,199 / 2,292 in AVX's encoding (no movdqa: 43 instructions a codeword
  * of 85-86 bytes, 48 a row).  A sector alone by it (pcm_ecc_encode_sector(),
  * pcm_ecc_decode_sector() of a clean sector, each of a row's 8): 2,856 /
@@ -277,66 +277,67 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
  * from the codeword's end.  Each codeword's parity is stored as 8 bytes
  * at once (the next codeword's overwrites the bytes past pb), the last
  * of a sector's as the 8 bytes that end at its parity's end, its first
- * 8 - pb the codeword before's (kept in xmm0: the last codeword's body
- * works in xmm8; no load of what was just stored, which would wait for
- * the store): nothing is written past a sector's parity,
+ * 8 - pb the codeword before's (kept in xmm8 from its stored register:
+ * no load of what was just stored, which would wait for the store):
+ * nothing is written past a sector's parity,
  * nothing read past it or past the data.  Checking, the stored parity is
  * loaded the same way, put in S's frame and compared: S xor it is ORed
  * into xmm7, zero at the end if every codeword's parity is as stored.
  * Registers as ECC_ASM_FOLD's; xmm6 holds last8, xmm7 out8 (encoding)
- * or the difference (checking), xmm8 the last codeword's A (encoding).
+ * or the difference (checking), xmm8 the codeword before the last's
+ * parity bytes (encoding).
  */
-#define ECC_ROW_BODY(a)	/* S of the codeword at %[p] in xmm<a>'s low half; %[p] to its end */ \
-	"movdqu (%[p]), %%xmm" a "\n\t"					\
-	"pshufb (%[t]), %%xmm" a "\n\t"		/* A: the head */	\
+#define ECC_ROW_BODY	/* S of the codeword at %[p] in xmm0's low half; %[p] to its end */ \
+	"movdqu (%[p]), %%xmm0\n\t"					\
+	"pshufb (%[t]), %%xmm0\n\t"		/* A: the head */	\
 	"add 16(%[t]), %[p]\n\t"					\
 	".set .Lecc_off, -8 - 16 * (%c[nb] - 1)\n\t"			\
 	".rept %c[nb] - 1\n\t"						\
-	"movdqa %%xmm" a ", %%xmm2\n\t"					\
-	"pclmulqdq $0x00, %%xmm1, %%xmm" a "\n\t"				\
+	"movdqa %%xmm0, %%xmm2\n\t"					\
+	"pclmulqdq $0x00, %%xmm1, %%xmm0\n\t"				\
 	"pclmulqdq $0x11, %%xmm1, %%xmm2\n\t"				\
 	"movdqu .Lecc_off(%[p]), %%xmm3\n\t"				\
 	"pshufb %%xmm5, %%xmm3\n\t"					\
-	"pxor %%xmm2, %%xmm" a "\n\t"					\
-	"pxor %%xmm3, %%xmm" a "\n\t"					\
+	"pxor %%xmm2, %%xmm0\n\t"					\
+	"pxor %%xmm3, %%xmm0\n\t"					\
 	".set .Lecc_off, .Lecc_off + 16\n\t"				\
 	".endr\n\t"							\
-	"movdqa %%xmm" a ", %%xmm2\n\t"		/* the last 8 bytes */	\
-	"pclmulqdq $0x00, %%xmm1, %%xmm" a "\n\t"				\
+	"movdqa %%xmm0, %%xmm2\n\t"		/* the last 8 bytes */	\
+	"pclmulqdq $0x00, %%xmm1, %%xmm0\n\t"				\
 	"pclmulqdq $0x11, %%xmm1, %%xmm2\n\t"				\
 	"movq -8(%[p]), %%xmm3\n\t"					\
 	"pshufb %%xmm6, %%xmm3\n\t"					\
-	"pxor %%xmm2, %%xmm" a "\n\t"					\
-	"pxor %%xmm3, %%xmm" a "\n\t"					\
-	"movdqa %%xmm" a ", %%xmm2\n\t"		/* Barrett */		\
+	"pxor %%xmm2, %%xmm0\n\t"					\
+	"pxor %%xmm3, %%xmm0\n\t"					\
+	"movdqa %%xmm0, %%xmm2\n\t"		/* Barrett */		\
 	"pclmulqdq $0x01, %%xmm4, %%xmm2\n\t"	/* a1 (mu - x^64) */	\
-	"pxor %%xmm" a ", %%xmm2\n\t"		/* top half: q */	\
+	"pxor %%xmm0, %%xmm2\n\t"		/* top half: q */	\
 	"pclmulqdq $0x11, %%xmm4, %%xmm2\n\t"	/* q Glow */		\
-	"pxor %%xmm2, %%xmm" a "\n\t"		/* low half: S */
-#define ECC_ROW_BODY_AVX(a)	/* ECC_ROW_BODY()'s, in AVX's three operands: no movdqa */ \
-	"vmovdqu (%[p]), %%xmm" a "\n\t"				\
-	"vpshufb (%[t]), %%xmm" a ", %%xmm" a "\n\t"			\
+	"pxor %%xmm2, %%xmm0\n\t"		/* low half: S */
+#define ECC_ROW_BODY_AVX	/* ECC_ROW_BODY's, in AVX's three operands: no movdqa */ \
+	"vmovdqu (%[p]), %%xmm0\n\t"				\
+	"vpshufb (%[t]), %%xmm0, %%xmm0\n\t"			\
 	"add 16(%[t]), %[p]\n\t"					\
 	".set .Lecc_off, -8 - 16 * (%c[nb] - 1)\n\t"			\
 	".rept %c[nb] - 1\n\t"						\
-	"vpclmulqdq $0x11, %%xmm1, %%xmm" a ", %%xmm2\n\t"		\
-	"vpclmulqdq $0x00, %%xmm1, %%xmm" a ", %%xmm" a "\n\t"		\
+	"vpclmulqdq $0x11, %%xmm1, %%xmm0, %%xmm2\n\t"		\
+	"vpclmulqdq $0x00, %%xmm1, %%xmm0, %%xmm0\n\t"		\
 	"vmovdqu .Lecc_off(%[p]), %%xmm3\n\t"				\
 	"vpshufb %%xmm5, %%xmm3, %%xmm3\n\t"				\
-	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"			\
-	"vpxor %%xmm3, %%xmm" a ", %%xmm" a "\n\t"			\
+	"vpxor %%xmm2, %%xmm0, %%xmm0\n\t"			\
+	"vpxor %%xmm3, %%xmm0, %%xmm0\n\t"			\
 	".set .Lecc_off, .Lecc_off + 16\n\t"				\
 	".endr\n\t"							\
-	"vpclmulqdq $0x11, %%xmm1, %%xmm" a ", %%xmm2\n\t"		\
-	"vpclmulqdq $0x00, %%xmm1, %%xmm" a ", %%xmm" a "\n\t"		\
+	"vpclmulqdq $0x11, %%xmm1, %%xmm0, %%xmm2\n\t"		\
+	"vpclmulqdq $0x00, %%xmm1, %%xmm0, %%xmm0\n\t"		\
 	"vmovq -8(%[p]), %%xmm3\n\t"					\
 	"vpshufb %%xmm6, %%xmm3, %%xmm3\n\t"				\
-	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"			\
-	"vpxor %%xmm3, %%xmm" a ", %%xmm" a "\n\t"			\
-	"vpclmulqdq $0x01, %%xmm4, %%xmm" a ", %%xmm2\n\t"		\
-	"vpxor %%xmm" a ", %%xmm2, %%xmm2\n\t"				\
+	"vpxor %%xmm2, %%xmm0, %%xmm0\n\t"			\
+	"vpxor %%xmm3, %%xmm0, %%xmm0\n\t"			\
+	"vpclmulqdq $0x01, %%xmm4, %%xmm0, %%xmm2\n\t"		\
+	"vpxor %%xmm0, %%xmm2, %%xmm2\n\t"				\
 	"vpclmulqdq $0x11, %%xmm4, %%xmm2, %%xmm2\n\t"			\
-	"vpxor %%xmm2, %%xmm" a ", %%xmm" a "\n\t"
+	"vpxor %%xmm2, %%xmm0, %%xmm0\n\t"
 #define ECC_ROW_HEAD	/* constants, then each sector */		\
 	"movdqu %[fold], %%xmm1\n\t"					\
 	"movdqu %[bar], %%xmm4\n\t"					\
@@ -366,17 +367,17 @@ static __always_inline void ecc_rows_encode(const struct ecc_clmul_k *k, const u
 	if (avx)
 		asm volatile("vmovdqu %[out8], %%xmm7\n\t"
 			     ECC_ROW_HEAD
-			     ECC_ROW_BODY_AVX("0")
+			     ECC_ROW_BODY_AVX
 			     "vpshufb %%xmm7, %%xmm0, %%xmm0\n\t"
 			     "vmovq %%xmm0, (%[o])\n\t"
 			     "add %[pb], %[o]\n\t"
 			     ECC_ROW_NEXT
-			     ECC_ROW_BODY_AVX("8")
-			     "vpshufb %[lastout], %%xmm8, %%xmm8\n\t"
-			     "vpshufb %[prev], %%xmm0, %%xmm0\n\t"
-			     "vpor %%xmm0, %%xmm8, %%xmm8\n\t"
+			     "vpshufb %[prev], %%xmm0, %%xmm8\n\t"
+			     ECC_ROW_BODY_AVX
+			     "vpshufb %[lastout], %%xmm0, %%xmm0\n\t"
+			     "vpor %%xmm8, %%xmm0, %%xmm0\n\t"
 			     "lea -8(%[o], %[pb]), %[o]\n\t"
-			     "vmovq %%xmm8, (%[o])\n\t"
+			     "vmovq %%xmm0, (%[o])\n\t"
 			     ECC_ROW_TAIL
 			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
 			       [c] "=&r" (c)
@@ -389,17 +390,18 @@ static __always_inline void ecc_rows_encode(const struct ecc_clmul_k *k, const u
 	else
 		asm volatile("movdqu %[out8], %%xmm7\n\t"
 			     ECC_ROW_HEAD
-			     ECC_ROW_BODY("0")
+			     ECC_ROW_BODY
 			     "pshufb %%xmm7, %%xmm0\n\t"
 			     "movq %%xmm0, (%[o])\n\t"
 			     "add %[pb], %[o]\n\t"
 			     ECC_ROW_NEXT
-			     ECC_ROW_BODY("8")	/* xmm0 keeps the codeword before's */
-			     "pshufb %[lastout], %%xmm8\n\t"
-			     "pshufb %[prev], %%xmm0\n\t"
-			     "por %%xmm0, %%xmm8\n\t"
+			     "movdqa %%xmm0, %%xmm8\n\t"	/* the codeword before's */
+			     "pshufb %[prev], %%xmm8\n\t"
+			     ECC_ROW_BODY
+			     "pshufb %[lastout], %%xmm0\n\t"
+			     "por %%xmm8, %%xmm0\n\t"
 			     "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
-			     "movq %%xmm8, (%[o])\n\t"
+			     "movq %%xmm0, (%[o])\n\t"
 			     ECC_ROW_TAIL
 			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
 			       [c] "=&r" (c)
@@ -423,14 +425,14 @@ static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8
 	if (avx)
 		asm("vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
 		    ECC_ROW_HEAD
-		    ECC_ROW_BODY_AVX("0")
+		    ECC_ROW_BODY_AVX
 		    "vmovq (%[o]), %%xmm3\n\t"
 		    "vpshufb %[cmp], %%xmm3, %%xmm3\n\t"
 		    "vpxor %%xmm3, %%xmm0, %%xmm0\n\t"
 		    "vpor %%xmm0, %%xmm7, %%xmm7\n\t"
 		    "add %[pb], %[o]\n\t"
 		    ECC_ROW_NEXT
-		    ECC_ROW_BODY_AVX("0")
+		    ECC_ROW_BODY_AVX
 		    "lea -8(%[o], %[pb]), %[o]\n\t"
 		    "vmovq (%[o]), %%xmm3\n\t"
 		    "vpshufb %[lastcmp], %%xmm3, %%xmm3\n\t"
@@ -448,14 +450,14 @@ static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8
 	else
 		asm("pxor %%xmm7, %%xmm7\n\t"
 		    ECC_ROW_HEAD
-		    ECC_ROW_BODY("0")
+		    ECC_ROW_BODY
 		    "movq (%[o]), %%xmm3\n\t"
 		    "pshufb %[cmp], %%xmm3\n\t"
 		    "pxor %%xmm3, %%xmm0\n\t"
 		    "por %%xmm0, %%xmm7\n\t"
 		    "add %[pb], %[o]\n\t"
 		    ECC_ROW_NEXT
-		    ECC_ROW_BODY("0")
+		    ECC_ROW_BODY
 		    "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
 		    "movq (%[o]), %%xmm3\n\t"
 		    "pshufb %[lastcmp], %%xmm3\n\t"
@@ -473,6 +475,21 @@ static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8
 	return !diff;
 }
 
+/* ecc_rows_clmul()'s work for @nb, a constant: the encoding and the asm */
+static __always_inline bool ecc_rows_nb(const struct ecc_clmul_k *k, const u8 *d,
+					unsigned long n, u8 *o, unsigned long ncw, long pb,
+					long skip, bool check, const unsigned int nb)
+{
+	if (check)
+		return k->avx ? ecc_rows_check(k, d, n, o, ncw, pb, skip, nb, true) :
+				ecc_rows_check(k, d, n, o, ncw, pb, skip, nb, false);
+	if (k->avx)
+		ecc_rows_encode(k, d, n, o, ncw, pb, skip, nb, true);
+	else
+		ecc_rows_encode(k, d, n, o, ncw, pb, skip, nb, false);
+	return true;
+}
+
 /*
  * The parity of @n consecutive sectors at @d, a sector's every @stride
  * bytes at @o (@check: compared with what is there instead, and whether
@@ -485,29 +502,24 @@ static noinline bool ecc_rows_clmul(const struct ecc_clmul_k *k, const u8 *d,
 {
 	long skip = (long)stride - (long)(cws - 1) * pb - ((long)pb - 8);
 
-#define ECC_ROWS_NB(nb)							\
-	case nb:							\
-		if (check)						\
-			return k->avx ?					\
-			       ecc_rows_check(k, d, n, o, cws - 1, pb, skip, nb, true) : \
-			       ecc_rows_check(k, d, n, o, cws - 1, pb, skip, nb, false); \
-		if (k->avx)						\
-			ecc_rows_encode(k, d, n, o, cws - 1, pb, skip, nb, true); \
-		else							\
-			ecc_rows_encode(k, d, n, o, cws - 1, pb, skip, nb, false); \
-		return true
 	switch (k->nb) {
-	ECC_ROWS_NB(1);
-	ECC_ROWS_NB(2);
-	ECC_ROWS_NB(3);
-	ECC_ROWS_NB(4);
-	ECC_ROWS_NB(5);
-	ECC_ROWS_NB(6);
-	ECC_ROWS_NB(7);
+	case 1:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 1);
+	case 2:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 2);
+	case 3:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 3);
+	case 4:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 4);
+	case 5:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 5);
+	case 6:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 6);
+	case 7:
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 7);
 	default:
-		ECC_ROWS_NB(8);
+		return ecc_rows_nb(k, d, n, o, cws - 1, pb, skip, check, 8);
 	}
-#undef ECC_ROWS_NB
 }
 
 /* x^@n mod G, from Glow = x^64 mod G (@n >= 64) */

@@ -512,10 +512,10 @@ static bool ecc_tab_ok(struct pcm_ecc *e)
 		ecc_sector(e, data, e->calc);
 		/* the row path's check: this parity is clean, one bit off is not */
 		if (ecc_rows(e)) {
-			if (!ecc_rows_clmul(&e->tab->k, data, 1, e->calc, sp, g->codewords, pb, true))
+			if (!pcm_ecc_check_sectors(e, data, 1, e->calc, sp))
 				return false;
-			e->calc[(x >> 8) % pcm_ecc_sector_parity(g)] ^= 1U << (x % 8);
-			if (ecc_rows_clmul(&e->tab->k, data, 1, e->calc, sp, g->codewords, pb, true))
+			e->calc[(x >> 8) % sp] ^= 1U << (x % 8);
+			if (pcm_ecc_check_sectors(e, data, 1, e->calc, sp))
 				return false;
 			ecc_sector(e, data, e->calc);
 		}
@@ -636,9 +636,15 @@ bool pcm_ecc_clmul_rows(const struct pcm_ecc *e)
 	return pcm_ecc_clmul(e) && e->tab->k.row;
 }
 
-/* What computes parity, for a log line: "clmul", "tables" or "lib/bch". */
+/*
+ * What computes parity, for a log line: "clmul" (with ", a row at a
+ * time" where ecc_rows_clmul() does, and ", AVX" in its VEX encoding),
+ * "tables" or "lib/bch".
+ */
 const char *pcm_ecc_engine(const struct pcm_ecc *e)
 {
+	if (pcm_ecc_clmul_rows(e))
+		return e->tab->k.avx ? "clmul, a row at a time, AVX" : "clmul, a row at a time";
 	return pcm_ecc_clmul(e) ? "clmul" : e->tab ? "tables" : "lib/bch";
 }
 
