@@ -283,11 +283,14 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
  * nothing read past it or past the data.  Checking, the stored parity is
  * loaded the same way, put in S's frame and compared: S xor it is ORed
  * into xmm7, zero at the end if every codeword's parity is as stored.
- * Registers as ECC_ASM_FOLD's; xmm6 holds last8, xmm7 out8 (encoding)
- * or the difference (checking), xmm8 the codeword before the last's
- * parity bytes (encoding).
+ * Where the CPU has AVX, the folds are in its three-operand VEX encoding
+ * (no movdqa; .if in the asm, %[avx] a constant; SSE's encoding and
+ * VEX's 128-bit one mix at no cost, as both leave the upper halves
+ * clean).  Registers as ECC_ASM_FOLD's; xmm6 holds last8, xmm7 out8
+ * (encoding) or the difference (checking), xmm8 the codeword before the
+ * last's parity bytes (encoding).
  */
-#define ECC_ROW_BODY	/* S of the codeword at %[p] in xmm0's low half; %[p] to its end */ \
+#define ECC_ROW_BODY_SSE	/* S of the codeword at %[p] in xmm0's low half; %[p] to its end */ \
 	"movdqu (%[p]), %%xmm0\n\t"					\
 	"pshufb (%[t]), %%xmm0\n\t"		/* A: the head */	\
 	"add 16(%[t]), %[p]\n\t"					\
@@ -314,7 +317,7 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
 	"pxor %%xmm0, %%xmm2\n\t"		/* top half: q */	\
 	"pclmulqdq $0x11, %%xmm4, %%xmm2\n\t"	/* q Glow */		\
 	"pxor %%xmm2, %%xmm0\n\t"		/* low half: S */
-#define ECC_ROW_BODY_AVX	/* ECC_ROW_BODY's, in AVX's three operands: no movdqa */ \
+#define ECC_ROW_BODY_AVX	/* ECC_ROW_BODY_SSE's, in AVX's three operands: no movdqa */ \
 	"vmovdqu (%[p]), %%xmm0\n\t"				\
 	"vpshufb (%[t]), %%xmm0, %%xmm0\n\t"			\
 	"add 16(%[t]), %[p]\n\t"					\
@@ -338,6 +341,12 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
 	"vpxor %%xmm0, %%xmm2, %%xmm2\n\t"				\
 	"vpclmulqdq $0x11, %%xmm4, %%xmm2, %%xmm2\n\t"			\
 	"vpxor %%xmm2, %%xmm0, %%xmm0\n\t"
+#define ECC_ROW_BODY	/* in the encoding %[avx] says */		\
+	".if %c[avx]\n\t"						\
+	ECC_ROW_BODY_AVX						\
+	".else\n\t"							\
+	ECC_ROW_BODY_SSE						\
+	".endif\n\t"
 #define ECC_ROW_HEAD	/* constants, then each sector */		\
 	"movdqu %[fold], %%xmm1\n\t"					\
 	"movdqu %[bar], %%xmm4\n\t"					\
@@ -364,53 +373,39 @@ static __always_inline void ecc_rows_encode(const struct ecc_clmul_k *k, const u
 	const struct ecc_row_cw *t;
 	unsigned long c;
 
-	if (avx)
-		asm volatile("vmovdqu %[out8], %%xmm7\n\t"
-			     ECC_ROW_HEAD
-			     ECC_ROW_BODY_AVX
-			     "vpshufb %%xmm7, %%xmm0, %%xmm0\n\t"
-			     "vmovq %%xmm0, (%[o])\n\t"
-			     "add %[pb], %[o]\n\t"
-			     ECC_ROW_NEXT
-			     "vpshufb %[prev], %%xmm0, %%xmm8\n\t"
-			     ECC_ROW_BODY_AVX
-			     "vpshufb %[lastout], %%xmm0, %%xmm0\n\t"
-			     "vpor %%xmm8, %%xmm0, %%xmm0\n\t"
-			     "lea -8(%[o], %[pb]), %[o]\n\t"
-			     "vmovq %%xmm0, (%[o])\n\t"
-			     ECC_ROW_TAIL
-			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
-			       [c] "=&r" (c)
-			     : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-			       [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-			       [bswap] "m" (k->bswap), [last8] "m" (k->last8),
-			       [out8] "m" (k->out8), [lastout] "m" (k->lastout),
-			       [prev] "m" (k->prev)
-			     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
-	else
-		asm volatile("movdqu %[out8], %%xmm7\n\t"
-			     ECC_ROW_HEAD
-			     ECC_ROW_BODY
-			     "pshufb %%xmm7, %%xmm0\n\t"
-			     "movq %%xmm0, (%[o])\n\t"
-			     "add %[pb], %[o]\n\t"
-			     ECC_ROW_NEXT
-			     "movdqa %%xmm0, %%xmm8\n\t"	/* the codeword before's */
-			     "pshufb %[prev], %%xmm8\n\t"
-			     ECC_ROW_BODY
-			     "pshufb %[lastout], %%xmm0\n\t"
-			     "por %%xmm8, %%xmm0\n\t"
-			     "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
-			     "movq %%xmm0, (%[o])\n\t"
-			     ECC_ROW_TAIL
-			     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t),
-			       [c] "=&r" (c)
-			     : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-			       [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-			       [bswap] "m" (k->bswap), [last8] "m" (k->last8),
-			       [out8] "m" (k->out8), [lastout] "m" (k->lastout),
-			       [prev] "m" (k->prev)
-			     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	asm volatile("movdqu %[out8], %%xmm7\n\t"
+		     ECC_ROW_HEAD
+		     ECC_ROW_BODY
+		     ".if %c[avx]\n\t"
+		     "vpshufb %%xmm7, %%xmm0, %%xmm0\n\t"
+		     ".else\n\t"
+		     "pshufb %%xmm7, %%xmm0\n\t"
+		     ".endif\n\t"
+		     "movq %%xmm0, (%[o])\n\t"
+		     "add %[pb], %[o]\n\t"
+		     ECC_ROW_NEXT
+		     ".if %c[avx]\n\t"		/* the codeword before's */
+		     "vpshufb %[prev], %%xmm0, %%xmm8\n\t"
+		     ".else\n\t"
+		     "movdqa %%xmm0, %%xmm8\n\t"
+		     "pshufb %[prev], %%xmm8\n\t"
+		     ".endif\n\t"
+		     ECC_ROW_BODY
+		     ".if %c[avx]\n\t"
+		     "vpshufb %[lastout], %%xmm0, %%xmm0\n\t"
+		     ".else\n\t"
+		     "pshufb %[lastout], %%xmm0\n\t"
+		     ".endif\n\t"
+		     "por %%xmm8, %%xmm0\n\t"
+		     "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
+		     "movq %%xmm0, (%[o])\n\t"
+		     ECC_ROW_TAIL
+		     : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c)
+		     : [nb] "i" (nb), [avx] "i" (avx), [ncw] "rm" (ncw), [pb] "r" (pb),
+		       [skip] "rm" (skip), [cw] "m" (k->cw), [fold] "m" (k->fold),
+		       [bar] "m" (k->barrett), [bswap] "m" (k->bswap), [last8] "m" (k->last8),
+		       [out8] "m" (k->out8), [lastout] "m" (k->lastout), [prev] "m" (k->prev)
+		     : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
 }
 
 static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8 *d,
@@ -422,56 +417,38 @@ static __always_inline bool ecc_rows_check(const struct ecc_clmul_k *k, const u8
 	unsigned long c;
 	u64 diff;
 
-	if (avx)
-		asm("vpxor %%xmm7, %%xmm7, %%xmm7\n\t"
-		    ECC_ROW_HEAD
-		    ECC_ROW_BODY_AVX
-		    "vmovq (%[o]), %%xmm3\n\t"
-		    "vpshufb %[cmp], %%xmm3, %%xmm3\n\t"
-		    "vpxor %%xmm3, %%xmm0, %%xmm0\n\t"
-		    "vpor %%xmm0, %%xmm7, %%xmm7\n\t"
-		    "add %[pb], %[o]\n\t"
-		    ECC_ROW_NEXT
-		    ECC_ROW_BODY_AVX
-		    "lea -8(%[o], %[pb]), %[o]\n\t"
-		    "vmovq (%[o]), %%xmm3\n\t"
-		    "vpshufb %[lastcmp], %%xmm3, %%xmm3\n\t"
-		    "vpxor %%xmm3, %%xmm0, %%xmm0\n\t"
-		    "vpor %%xmm0, %%xmm7, %%xmm7\n\t"
-		    ECC_ROW_TAIL
-		    "vmovq %%xmm7, %[diff]"
-		    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
-		      [diff] "=r" (diff)
-		    : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-		      [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-		      [bswap] "m" (k->bswap), [last8] "m" (k->last8), [cmp] "m" (k->cmp),
-		      [lastcmp] "m" (k->lastcmp)
-		    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
-	else
-		asm("pxor %%xmm7, %%xmm7\n\t"
-		    ECC_ROW_HEAD
-		    ECC_ROW_BODY
-		    "movq (%[o]), %%xmm3\n\t"
-		    "pshufb %[cmp], %%xmm3\n\t"
-		    "pxor %%xmm3, %%xmm0\n\t"
-		    "por %%xmm0, %%xmm7\n\t"
-		    "add %[pb], %[o]\n\t"
-		    ECC_ROW_NEXT
-		    ECC_ROW_BODY
-		    "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
-		    "movq (%[o]), %%xmm3\n\t"
-		    "pshufb %[lastcmp], %%xmm3\n\t"
-		    "pxor %%xmm3, %%xmm0\n\t"
-		    "por %%xmm0, %%xmm7\n\t"
-		    ECC_ROW_TAIL
-		    "movq %%xmm7, %[diff]"
-		    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
-		      [diff] "=r" (diff)
-		    : [nb] "i" (nb), [ncw] "rm" (ncw), [pb] "r" (pb), [skip] "rm" (skip),
-		      [cw] "m" (k->cw), [fold] "m" (k->fold), [bar] "m" (k->barrett),
-		      [bswap] "m" (k->bswap), [last8] "m" (k->last8), [cmp] "m" (k->cmp),
-		      [lastcmp] "m" (k->lastcmp)
-		    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
+	asm("pxor %%xmm7, %%xmm7\n\t"
+	    ECC_ROW_HEAD
+	    ECC_ROW_BODY
+	    "movq (%[o]), %%xmm3\n\t"
+	    "add %[pb], %[o]\n\t"
+	    ".if %c[avx]\n\t"
+	    "vpshufb %[cmp], %%xmm3, %%xmm3\n\t"
+	    ".else\n\t"
+	    "pshufb %[cmp], %%xmm3\n\t"
+	    ".endif\n\t"
+	    "pxor %%xmm3, %%xmm0\n\t"
+	    "por %%xmm0, %%xmm7\n\t"
+	    ECC_ROW_NEXT
+	    ECC_ROW_BODY
+	    "lea -8(%[o], %[pb]), %[o]\n\t"	/* the 8 bytes ending at pb */
+	    "movq (%[o]), %%xmm3\n\t"
+	    ".if %c[avx]\n\t"
+	    "vpshufb %[lastcmp], %%xmm3, %%xmm3\n\t"
+	    ".else\n\t"
+	    "pshufb %[lastcmp], %%xmm3\n\t"
+	    ".endif\n\t"
+	    "pxor %%xmm3, %%xmm0\n\t"
+	    "por %%xmm0, %%xmm7\n\t"
+	    ECC_ROW_TAIL
+	    "movq %%xmm7, %[diff]"
+	    : [p] "+r" (d), [n] "+r" (n), [o] "+r" (o), [t] "=&r" (t), [c] "=&r" (c),
+	      [diff] "=r" (diff)
+	    : [nb] "i" (nb), [avx] "i" (avx), [ncw] "rm" (ncw), [pb] "r" (pb),
+	      [skip] "rm" (skip), [cw] "m" (k->cw), [fold] "m" (k->fold),
+	      [bar] "m" (k->barrett), [bswap] "m" (k->bswap), [last8] "m" (k->last8),
+	      [cmp] "m" (k->cmp), [lastcmp] "m" (k->lastcmp)
+	    : "memory", "cc", ECC_XMM_CLOBBERS, ECC_XMM_CLOBBERS_ROW);
 	return !diff;
 }
 
