@@ -290,7 +290,7 @@ static __always_inline void ecc_sector_clmul(const struct ecc_clmul_k *k, const 
  * (encoding) or the difference (checking), xmm8 the codeword before the
  * last's parity bytes (encoding).
  */
-#define ECC_ROW_BODY_SSE	/* S of the codeword at %[p] in xmm0's low half; %[p] to its end */ \
+#define ECC_ROW_BODY_SSE	/* S of the codeword at %[p] in xmm0, %[p] at its end */ \
 	"movdqu (%[p]), %%xmm0\n\t"					\
 	"pshufb (%[t]), %%xmm0\n\t"		/* A: the head */	\
 	"add 16(%[t]), %[p]\n\t"					\
