@@ -392,11 +392,25 @@ static void ecc_sector_simd(const struct pcm_ecc *e, const u8 *data, u8 *parity)
 	}
 }
 
+/*
+ * Whether ecc_rows_clmul() computes this codec's parity here: in a SIMD
+ * section, where the geometry has its plan.
+ */
+static inline bool ecc_rows(const struct pcm_ecc *e)
+{
+	return ECC_CLMUL && e->simd && e->tab->k.row;
+}
+
 /* A sector's parity from the tables, as bch_encode() gives it. */
 static void ecc_sector(const struct pcm_ecc *e, const u8 *data, u8 *parity)
 {
+	const struct pcm_ecc_geom *g = &e->geom;
+
 	if (ECC_CLMUL && e->simd) {
-		if (e->tab->k.sector)
+		if (e->tab->k.row)
+			ecc_rows_clmul(&e->tab->k, data, 1, parity, pcm_ecc_sector_parity(g),
+				       g->codewords, g->parity_bytes, false);
+		else if (e->tab->k.sector)
 			ecc_sector_simd(e, data, parity);
 		else
 			ecc_sector_w(e, data, parity, 1, true);
@@ -484,7 +498,7 @@ static struct pcm_ecc_tab *ecc_tab_build(struct bch_control *bch, unsigned int p
 static bool ecc_tab_ok(struct pcm_ecc *e)
 {
 	const struct pcm_ecc_geom *g = &e->geom;
-	unsigned int pb = g->parity_bytes, i, k;
+	unsigned int pb = g->parity_bytes, sp = pcm_ecc_sector_parity(g), i, k;
 	u8 data[PCM_ECC_SECTOR], want[ECC_MAX_PARITY], got[ECC_MAX_PARITY];
 	u32 x = 2463534242U;
 
@@ -496,6 +510,15 @@ static bool ecc_tab_ok(struct pcm_ecc *e)
 			data[i] = k ? 0xff : x >> 24;
 		}
 		ecc_sector(e, data, e->calc);
+		/* the row path's check: this parity is clean, one bit off is not */
+		if (ecc_rows(e)) {
+			if (!pcm_ecc_check_sectors(e, data, 1, e->calc, sp))
+				return false;
+			e->calc[(x >> 8) % sp] ^= 1U << (x % 8);
+			if (pcm_ecc_check_sectors(e, data, 1, e->calc, sp))
+				return false;
+			ecc_sector(e, data, e->calc);
+		}
 		for (i = 0; i < g->codewords; i++) {
 			memset(want, 0, pb);
 			bch_encode(e->bch, data + pcm_ecc_cw_start(g, i), pcm_ecc_cw_len(g, i),
@@ -548,6 +571,7 @@ int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g)
 		/* Glow: T0[1], the parity of the one-byte message 1 */
 		ecc_clmul_init(&e->tab->k, e->tab->t[1]);
 		ecc_clmul_plan(&e->tab->k, g);
+		ecc_rows_plan(&e->tab->k, g);
 		e->tab->clmul = true;
 		if (pcm_ecc_simd_begin(e)) {
 			e->tab->clmul = ecc_tab_ok(e);
@@ -603,9 +627,24 @@ bool pcm_ecc_clmul(const struct pcm_ecc *e)
 	return ECC_CLMUL && e->tab && e->tab->clmul;
 }
 
-/* What computes parity, for a log line: "clmul", "tables" or "lib/bch". */
+/*
+ * Whether a SIMD section computes this codec's parity a row at a time
+ * (ecc_rows_clmul(): the geometry has its plan), for the tests.
+ */
+bool pcm_ecc_clmul_rows(const struct pcm_ecc *e)
+{
+	return pcm_ecc_clmul(e) && e->tab->k.row;
+}
+
+/*
+ * What computes parity, for a log line: "clmul" (with ", a row at a
+ * time" where ecc_rows_clmul() does, and ", AVX" in its VEX encoding),
+ * "tables" or "lib/bch".
+ */
 const char *pcm_ecc_engine(const struct pcm_ecc *e)
 {
+	if (pcm_ecc_clmul_rows(e))
+		return e->tab->k.avx ? "clmul, a row at a time, AVX" : "clmul, a row at a time";
 	return pcm_ecc_clmul(e) ? "clmul" : e->tab ? "tables" : "lib/bch";
 }
 
@@ -680,8 +719,14 @@ void pcm_ecc_encode_sector(struct pcm_ecc *e, const u8 *data, u8 *parity)
 void pcm_ecc_encode_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
 			    u8 *parity, unsigned int stride)
 {
+	const struct pcm_ecc_geom *g = &e->geom;
 	unsigned int i;
 
+	if (ecc_rows(e)) {
+		ecc_rows_clmul(&e->tab->k, data, n, parity, stride, g->codewords,
+			       g->parity_bytes, false);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		pcm_ecc_encode_sector(e, data + i * PCM_ECC_SECTOR, parity + i * stride);
 }
@@ -694,8 +739,12 @@ void pcm_ecc_encode_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
 bool pcm_ecc_check_sectors(struct pcm_ecc *e, const u8 *data, unsigned int n,
 			   const u8 *parity, unsigned int stride)
 {
-	unsigned int sp = pcm_ecc_sector_parity(&e->geom), i;
+	const struct pcm_ecc_geom *g = &e->geom;
+	unsigned int sp = pcm_ecc_sector_parity(g), i;
 
+	if (ecc_rows(e))
+		return ecc_rows_clmul(&e->tab->k, data, n, (u8 *)parity, stride, g->codewords,
+				      g->parity_bytes, true);
 	for (i = 0; i < n; i++) {
 		pcm_ecc_encode_sector(e, data + i * PCM_ECC_SECTOR, e->calc);
 		if (!pcm_ecc_same(e->calc, parity + i * stride, sp))

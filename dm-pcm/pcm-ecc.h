@@ -25,7 +25,10 @@
  * has a carry-less multiply (x86-64 PCLMULQDQ), it is computed by CRC
  * folding instead, between pcm_ecc_simd_begin() and pcm_ecc_simd_end():
  * a section that may use the FPU (kernel_fpu_begin()), short, never
- * across I/O.
+ * across I/O.  There, for most geometries (pss among them), a row's
+ * sectors (pcm_ecc_encode_sectors(), pcm_ecc_check_sectors()) are one
+ * asm block that stores each codeword's parity, or compares it with
+ * the stored parity, in place (pcm-ecc-clmul.h).
  */
 #ifndef DM_PCM_ECC_H
 #define DM_PCM_ECC_H
@@ -92,6 +95,7 @@ int pcm_ecc_init_shared(struct pcm_ecc *e, struct pcm_ecc *from);
 void pcm_ecc_exit(struct pcm_ecc *e);
 bool pcm_ecc_fast(const struct pcm_ecc *e);
 bool pcm_ecc_clmul(const struct pcm_ecc *e);
+bool pcm_ecc_clmul_rows(const struct pcm_ecc *e);
 const char *pcm_ecc_engine(const struct pcm_ecc *e);
 bool pcm_ecc_simd_begin(struct pcm_ecc *e);
 void pcm_ecc_simd_end(struct pcm_ecc *e);

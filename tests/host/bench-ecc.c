@@ -4,7 +4,12 @@
  * kernel's lib/bch.c built -O2 as the kernel builds it: not a test (make
  * bench-ecc; run it under valgrind --tool=callgrind for instruction
  * counts).  Usage: bench-ecc [ITERATIONS [OP]]; OP is one of the lines it
- * prints (pss-encode, onyx-decode-clean, ...), all by default.
+ * prints (pss-encode, pss-check-row, onyx-decode-clean, ...), all by
+ * default.  The -row lines are the kernel's row entry points
+ * (pcm_ecc_encode_sectors(), pcm_ecc_check_sectors() of a clean row):
+ * valgrind --tool=callgrind --toggle-collect=op_encode_row (or
+ * op_check_row) counts their instructions alone.  BENCH_NO_AVX=1 in
+ * the environment: as on a CPU without AVX.
  */
 #include <math.h>
 #include <time.h>
@@ -32,6 +37,24 @@ static void encode_row(struct pcm_ecc *e)
 	for (int s = 0; s < SECTORS; s++)
 		pcm_ecc_encode_sector(e, row + 512 * s, par + s * e->geom.meta_bytes);
 	pcm_ecc_simd_end(e);
+}
+
+/* A row through the kernel's row entry points: pcm_ecc_encode_sectors(), pcm_ecc_check_sectors() */
+static void encode_sectors_row(struct pcm_ecc *e)
+{
+	pcm_ecc_simd_begin(e);
+	pcm_ecc_encode_sectors(e, row, SECTORS, par, e->geom.meta_bytes);
+	pcm_ecc_simd_end(e);
+}
+
+static bool check_sectors_row(struct pcm_ecc *e)
+{
+	bool clean;
+
+	pcm_ecc_simd_begin(e);
+	clean = pcm_ecc_check_sectors(e, row, SECTORS, par, e->geom.meta_bytes);
+	pcm_ecc_simd_end(e);
+	return clean;
 }
 
 static int decode_row(struct pcm_ecc *e)
@@ -86,6 +109,17 @@ static void op_encode(void *a)
 	encode_row(a);
 }
 
+static noinline void op_encode_row(void *a)
+{
+	encode_sectors_row(a);
+}
+
+static noinline void op_check_row(void *a)
+{
+	if (!check_sectors_row(a))
+		abort();
+}
+
 static void op_decode(void *a)
 {
 	if (cur_errs)
@@ -120,6 +154,9 @@ int main(int argc, char **argv)
 	u64 nbits;
 	int i;
 
+#ifdef CONFIG_X86_64
+	pcm_shim_no_avx = getenv("BENCH_NO_AVX");	/* the row asm's SSE encoding */
+#endif
 	for (i = 0; i < ROW; i++)
 		truth[i] = i * 2654435761U >> 13;
 	for (l = pcm_ecc_layouts; l->name; l++) {
@@ -132,6 +169,10 @@ int main(int argc, char **argv)
 		memcpy(tpar, par, sizeof(par));
 		snprintf(name, sizeof(name), "%s-encode", l->name);
 		run(name, only, n, op_encode, &e);
+		snprintf(name, sizeof(name), "%s-encode-row", l->name);
+		run(name, only, n, op_encode_row, &e);
+		snprintf(name, sizeof(name), "%s-check-row", l->name);
+		run(name, only, n, op_check_row, &e);
 		cur_errs = 0;
 		snprintf(name, sizeof(name), "%s-decode-clean", l->name);
 		run(name, only, n, op_decode, &e);

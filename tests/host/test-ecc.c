@@ -770,7 +770,7 @@ static void test_shared_tables(void)
 	pcm_ecc_exit(&c);	/* twice: a zeroed codec */
 }
 
-#ifdef __x86_64__
+#ifdef CONFIG_X86_64
 /* Whether this host can run the clmul parity (what the shim's boot_cpu_has() asks). */
 static bool host_clmul(void)
 {
@@ -846,7 +846,7 @@ static void test_clmul_parity(void)
 		      "%s", l->name);
 		check(pcm_ecc_clmul(&e) == (g.m * g.t <= 64), "%s: clmul %d, m * t = %u",
 		      l->name, pcm_ecc_clmul(&e), g.m * g.t);
-		check(!strcmp(pcm_ecc_engine(&e), g.m * g.t <= 64 ? "clmul" : "tables"),
+		check(!strncmp(pcm_ecc_engine(&e), g.m * g.t <= 64 ? "clmul" : "tables", 5),
 		      "%s: engine %s", l->name, pcm_ecc_engine(&e));
 		if (pcm_ecc_clmul(&e)) {
 			check(!clmul_vs_bch(&e, 4096), "%s: clmul parity differs", l->name);
@@ -997,6 +997,136 @@ static void test_sectors(void)
 }
 
 /*
+ * @rounds rows of 1 to 8 sectors (each kind of pattern()) through the
+ * row entry points, @stride bytes of metadata a sector: the parity is
+ * lib/bch's, codeword by codeword, nothing between the sectors' parity
+ * or past the last is written; the check passes on it and fails once one
+ * bit of the data or of the parity changes; a sector alone
+ * (pcm_ecc_encode_sector()) gives the same.  Returns the mismatches.
+ */
+static long rows_vs_bch(struct pcm_ecc *e, unsigned int stride, unsigned int rounds)
+{
+	static u8 row[8 * 512], meta[8 * PCM_ECC_MAX_META + 16], want[PCM_ECC_MAX_META + 8];
+	unsigned int sp = pcm_ecc_sector_parity(&e->geom), n, i, r, b;
+	long bad = 0;
+
+	for (r = 0; r < rounds; r++) {
+		n = r % 4 ? 1 + rnd() % 8 : 8;
+		for (i = 0; i < n; i++)
+			pattern(row + i * 512, r % 6, rnd() % 4096);
+		memset(meta, 0x5a, sizeof(meta));
+		pcm_ecc_encode_sectors(e, row, n, meta, stride);
+		for (i = 0; i < n; i++) {
+			ref_encode(e, row + i * 512, want);
+			bad += !!memcmp(meta + i * stride, want, sp);
+			for (b = sp; b < stride; b++)
+				bad += meta[i * stride + b] != 0x5a;
+		}
+		for (b = n * stride; b < n * stride + 16; b++)
+			bad += meta[b] != 0x5a;
+		bad += !pcm_ecc_check_sectors(e, row, n, meta, stride);
+		i = rnd() % n;
+		memset(want, 0xa5, sizeof(want));
+		pcm_ecc_encode_sector(e, row + i * 512, want);
+		bad += !!memcmp(want, meta + i * stride, sp) || want[sp] != 0xa5;
+		if (r % 2) {
+			b = rnd() % 4096;
+			row[i * 512 + b / 8] ^= 1U << (b % 8);
+		} else {
+			b = rnd() % (8 * sp);
+			meta[i * stride + b / 8] ^= 1U << (b % 8);
+		}
+		bad += pcm_ecc_check_sectors(e, row, n, meta, stride);
+	}
+	return bad;
+}
+
+/*
+ * The row entry points (pcm_ecc_encode_sectors(), pcm_ecc_check_sectors():
+ * ecc_rows_clmul() where the geometry has its plan) against lib/bch's
+ * parity: every accepted geometry whose parity fits 8 bytes (every
+ * codeword count, every t), random rows, at the tightest stride (a
+ * sector's parity alone: a byte written past it is seen) and at 512
+ * bytes, in a SIMD section and, for one geometry in four, outside one
+ * (the tables), half of them with AVX (VEX-encoded asm) and half
+ * without; then the layouts with the FPU refused (may_use_simd()
+ * false), on a CPU without PCLMULQDQ and on one without AVX.  A build for another
+ * architecture (test-ecc-nox86) runs it with the tables alone.
+ */
+static void test_rows(void)
+{
+	const struct pcm_ecc_layout *l;
+	struct pcm_ecc_geom g;
+	struct pcm_ecc e;
+	unsigned int cw, t, sp;
+	long bad = 0, codes = 0, rows = 0;
+
+	for (cw = 1; cw <= PCM_ECC_MAX_CODEWORDS; cw++) {
+		for (t = 1; t <= PCM_ECC_MAX_T; t++) {
+			if (geom(&g, cw, t, PCM_ECC_MAX_META))
+				continue;
+			if (g.parity_bytes > 8)
+				break;
+#ifdef CONFIG_X86_64
+			pcm_shim_no_avx = codes % 2;	/* half without VEX */
+#endif
+			if (pcm_ecc_init(&e, &g)) {
+				bad++;
+				continue;
+			}
+			codes++;
+			sp = pcm_ecc_sector_parity(&g);
+			pcm_ecc_simd_begin(&e);
+			rows += pcm_ecc_clmul_rows(&e) && e.simd;
+			bad += rows_vs_bch(&e, sp, 6) + rows_vs_bch(&e, 512, 6);
+			pcm_ecc_simd_end(&e);
+			if (codes % 4 == 0)
+				bad += rows_vs_bch(&e, sp, 6);
+			pcm_ecc_exit(&e);
+		}
+	}
+	for (l = pcm_ecc_layouts; l->name; l++) {
+		check(!geom(&g, l->codewords, l->t, l->meta_bytes) && !pcm_ecc_init(&e, &g),
+		      "%s", l->name);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+#ifdef CONFIG_X86_64
+		check(pcm_ecc_clmul_rows(&e) == (host_clmul() && !strcmp(l->name, "pss")),
+		      "%s: row path %d", l->name, pcm_ecc_clmul_rows(&e));
+		pcm_ecc_simd_begin(&e);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_simd = true;
+		pcm_ecc_simd_begin(&e);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_simd = false;
+		pcm_ecc_exit(&e);
+		pcm_shim_no_cpu_simd = true;
+		check(!pcm_ecc_init(&e, &g) && !pcm_ecc_clmul_rows(&e), "%s: no PCLMULQDQ", l->name);
+		pcm_ecc_simd_begin(&e);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_cpu_simd = false;
+		pcm_ecc_exit(&e);
+		pcm_shim_no_avx = true;
+		check(!pcm_ecc_init(&e, &g), "%s", l->name);
+		pcm_ecc_simd_begin(&e);
+		bad += rows_vs_bch(&e, g.meta_bytes, 60);
+		pcm_ecc_simd_end(&e);
+		pcm_shim_no_avx = false;
+#else
+		check(!pcm_ecc_clmul_rows(&e), "%s: a row path without x86", l->name);
+#endif
+		pcm_ecc_exit(&e);
+	}
+	printf("#   %ld geometries with parity up to 8 bytes, %ld a row at a time\n", codes, rows);
+#ifdef CONFIG_X86_64
+	check(!host_clmul() || rows > 100, "%ld geometries a row at a time", rows);
+#endif
+	check(!bad && codes > 1000, "%ld mismatches, %ld geometries", bad, codes);
+}
+
+/*
  * pcm_ecc_same(), the parity compare of every clean read: every length a
  * sector's parity can have up to PCM_ECC_MAX_META, equal, and unequal in
  * each byte in turn (each bit of it), at unaligned addresses.
@@ -1042,7 +1172,8 @@ int main(void)
 	RUN(test_shared_tables);
 	RUN(test_same);
 	RUN(test_sectors);
-#ifdef __x86_64__
+	RUN(test_rows);
+#ifdef CONFIG_X86_64
 	RUN(test_clmul_parity);
 	RUN(test_clmul_fallback);
 #endif

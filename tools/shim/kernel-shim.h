@@ -181,6 +181,8 @@ static inline u64 mul_u64_u32_shr(u64 a, u32 mul, unsigned int shift)
 #ifndef __always_inline		/* glibc's sys/cdefs.h has it */
 #define __always_inline		inline __attribute__((always_inline))
 #endif
+#define __aligned(x)		__attribute__((aligned(x)))
+#define noinline		__attribute__((noinline))
 #define unlikely(c)		__builtin_expect(!!(c), 0)
 #define likely(c)		__builtin_expect(!!(c), 1)
 
@@ -319,15 +321,22 @@ static inline bool atomic64_try_cmpxchg(atomic64_t *v, s64 *old, s64 new)
  * the CPU's own features, and knobs a test sets to force the fallbacks
  * (a CPU without PCLMULQDQ, a context where the FPU may not be used).
  * kernel_fpu_begin() does not nest: the shim fails the run if it does,
- * or if a section is left open (pcm_shim_fpu_depth).
+ * or if a section is left open (pcm_shim_fpu_depth).  PCM_SHIM_NO_X86
+ * builds the code as for another architecture (no CONFIG_X86_64).
  */
-#ifdef __x86_64__
+#if defined(__x86_64__) && !defined(PCM_SHIM_NO_X86)
 #define CONFIG_X86_64		1
 #define X86_FEATURE_PCLMULQDQ	"pclmul"
 #define X86_FEATURE_SSSE3	"ssse3"
-__attribute__((weak)) bool pcm_shim_no_cpu_simd, pcm_shim_no_simd;
+#define X86_FEATURE_AVX		"avx"
+#define XFEATURE_MASK_SSE	2
+#define XFEATURE_MASK_YMM	4
+__attribute__((weak)) bool pcm_shim_no_cpu_simd, pcm_shim_no_simd, pcm_shim_no_avx;
 __attribute__((weak)) int pcm_shim_fpu_depth, pcm_shim_fpu_sections;
 #define boot_cpu_has(f)		(!pcm_shim_no_cpu_simd && __builtin_cpu_supports(f))
+
+/* (__builtin_cpu_supports("avx") asks the OS too: XGETBV) */
+#define cpu_has_xfeatures(mask, name)	(!pcm_shim_no_avx)
 
 static inline bool may_use_simd(void)
 {
