@@ -809,7 +809,8 @@ def rows(run):
 
 
 TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'tps_first_half', 'tps_last_half',
-                'last_vs_first', 'model_qd1_read_us', 'model_qd1_write_us', 'busy_pct', 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
+                'last_vs_first', 'model_qd1_read_us', 'model_qd1_write_us', 'busy_pct',
+                'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
                 'lat_p99_us', 'lat_p99.9_us', 'lat_max_us', 'model_read_us', 'model_write_us',
                 'blk_read_us', 'blk_write_us', 'blk_flush_us', 'read_iops', 'write_iops',
                 'flushes_per_txn', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
