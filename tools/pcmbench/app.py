@@ -674,8 +674,12 @@ class AppGuest:
                 r = runs[-1]
                 done = (f'{r["pgbench"]["tps"]} tps (guest clock)' if r['pgbench']['transactions']
                         else 'FAILED: no transaction completed')
-                self.log(f'# {dev}: {done}, {r.get("major_faults")} major page faults in the '
-                         f'run, fsck exit {r["fsck_rc"]}, removed {r["removed"]}')
+                p9 = r.get('p9_requests')
+                self.log(f'# {dev}: {done}, initial connection time '
+                         f'{r["pgbench"].get("conn_ms")} ms, {r.get("major_faults")} major page '
+                         f'faults and {p9_text(p9) if p9 is not None else "no count of"} '
+                         f'requests to 9p in the run, fsck exit {r["fsck_rc"]}, removed '
+                         f'{r["removed"]}')
         except BaseException:
             try:
                 self.stop_everything()
@@ -1056,7 +1060,7 @@ def finish(spec, run_dir, draw_figs=True, **extra):
 def p9_text(by):
     """{process: requests} as a phrase."""
     if not by:
-        return 'none'
+        return '0'
     return f'{sum(by.values())} (' + ', '.join(f'{c} {n}' for c, n in sorted(
         by.items(), key=lambda x: -x[1])) + ')'
 
