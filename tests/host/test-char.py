@@ -1603,7 +1603,9 @@ def test_app_spec():
            ('devices = ["preset:psss"]', 'devices[0]', 'the module refuses it'),
            ('bogus = 1', 'bogus', 'unknown key'),
            ('[short]\nclients = 0', 'short.clients', 'an integer from 1 to 64'),
-           ('[short]\nwarmup = 1', 'short.warmup', 'unknown key'))
+           ('warmup = -1', 'warmup', 'an integer from 0 to 3600'),
+           ('[short]\nwarmup = 4000', 'short.warmup', 'an integer from 0 to 3600'),
+           ('[short]\nramdisk = "1g"', 'short.ramdisk', 'unknown key'))
     for line, field, msg in bad:
         text = '\n'.join(x for x in APP_SPEC.splitlines() if x.split(' = ')[0] not in
                          (line.split(' = ')[0], '[short]') and not x.startswith(('clients = 2',
@@ -1694,7 +1696,12 @@ def test_app_report():
                            'initial connection time = 12.5 ms\n'
                            'tps = 1234.567890 (without initial connection time)\n')
     check(pg == {'tps': 1234.56789, 'latency_avg_ms': 3.241, 'transactions': 1234.0,
-                 'failed': 0.0}, f'pgbench summary {pg}')
+                 'failed': 0.0, 'conn_ms': 12.5}, f'pgbench summary {pg}')
+    # the halves of a run: pgbench -P 1's intervals weighted by their overlap
+    # (a first report at 2.5 s: a slow connection's interval spans both)
+    h = app.halves([(2.5, 100.0), (3.0, 200.0), (4.0, 300.0)], 4)
+    check(h == (100.0, (100.0 * 0.5 + 200.0 * 0.5 + 300.0) / 2), f'halves {h}')
+    check(app.halves([], 4) == (None, None), 'halves of no progress')
     d = os.path.join(WORK, 'app-run')
     app_run_json(d)
     s = app.loads(APP_SPEC)

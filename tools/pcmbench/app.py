@@ -10,7 +10,9 @@ names the dm-pcm devices and the workload:
     scale = 4                # pgbench -i -s (16 MB of accounts per unit)
     clients = 4              # pgbench -c
     threads = 1              # pgbench -j
-    duration = 10            # s of pgbench -T per device (guest clock)
+    duration = 10            # s of pgbench -T per device (guest clock), measured
+    warmup = 0               # s of pgbench -T before it on the same server, not
+                             # measured (0: none)
     ramdisk = "512m"         # the brd under every device
     baseline = true          # dm-linear over the same ramdisk, same boot
     devices = ["preset:none", "preset:pss"]
@@ -20,6 +22,7 @@ names the dm-pcm devices and the workload:
     scale = 1
     clients = 2
     duration = 2
+    warmup = 0
 
 In one boot, with the characterization's dilation and calibration
 (characterize --help; pcmlib/clock.py's defaults, the command line's
@@ -32,15 +35,27 @@ seconds of the host's; a VM's guest, whose /var/cache is its own, gets
 the host's copy beside the run's directory; else the guest makes it,
 once per run), a server
 started by pg_ctl -w (fsync on, its unix socket in a directory
-of the run's, no TCP), pgbench -i, the page cache dropped, the device's
-counters reset, pgbench -T with a per-transaction log (-l) and its
-progress each second (-P 1), the server stopped (its log, with each
+of the run's, no TCP), pgbench -i, the page cache dropped, the warm-up (pgbench -T warmup,
+not measured: the cache filled, the first checkpoints; its progress
+kept), the device's counters reset, pgbench -T duration with a
+per-transaction log (-l) and its progress each second (-P 1), the
+server stopped (its log, with each
 connection's, and the kernel's messages kept: logs/dK-server.log,
 dK-dmesg.txt), the file system unmounted and checked (fsck -fn) and the
 device removed.  PostgreSQL's programs and libraries stay mapped in the
 guest for the whole run (resident(): a VM reads them over 9p, and a page
 faulted in during the measured run jumps an icount guest's clock); the
-major page faults of each measured run are counted (run.json).
+major page faults of each measured run are counted (run.json), and so
+are its requests to the 9p root, by process (the 9p_client_req
+tracepoint, in a trace instance of its own, where 9p is loaded): the
+socket, the per-transaction logs and the cluster's copy are in a tmpfs
+mounted on /tmp/pcm-app for the run (a VM's /tmp is an overlay on the
+host's, over 9p), and libpq's password file is a path there
+(PGPASSFILE): without it, every connection looks up the user's home
+(getpwuid, /etc/passwd) and ~/.pgpass over 9p, and an icount guest's
+clock jumps while it waits (10.4 s of pgbench's second connection in
+the run of 6479905).  The report gives each run's first and last half
+TPS (pgbench -P 1): whether the rate was steady.
 The run's directory (DIR/app/NAME-KERNEL, then .2, .3, ...:
 pcmchar/rundir.py) gets run.json, pgbench's output and logs (logs/),
 app-table.csv and .json, figures/app-tps.png with its CSV, and report.md:
@@ -76,14 +91,17 @@ ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 
 WORKLOADS = ('tpcb-like', 'simple-update', 'select-only')
 SCALE_MIB = 16          # pgbench: one scale unit is 100,000 accounts, ~16 MB
-SHORT_KEYS = ('scale', 'clients', 'threads', 'duration')
-APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'ramdisk',
+SHORT_KEYS = ('scale', 'clients', 'threads', 'duration', 'warmup')
+APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'warmup', 'ramdisk',
             'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short'}
 PCTS = (50, 90, 99, 99.9)
 LINEAR = 'dm-linear'
 WORK = '/tmp/pcm-app'   # the socket's directory and the mount point (the guest's /tmp)
 MOUNT = f'{WORK}/mnt'
 SOCK = f'{WORK}/sock'
+PGPASSFILE = f'{WORK}/pgpass'   # libpq's, absent: no home directory looked up
+TRACEFS = '/sys/kernel/tracing'
+P9_EVENT = 'events/9p/9p_client_req'
 
 
 class AppSpec(pspec.Clocked):
@@ -116,6 +134,7 @@ class AppSpec(pspec.Clocked):
             raise pspec.SpecError(field('threads'), f'{self.threads} with {self.clients} '
                                   'clients', 'a divisor of clients (pgbench -j)')
         self.duration = pspec.int_range(1, 3600)(field('duration'), get('duration', 10))
+        self.warmup = pspec.int_range(0, 3600)(field('warmup'), get('warmup', 0))
         self.ramdisk = pspec.parse_size('ramdisk', data.get('ramdisk', '512m'))
         if self.ramdisk % (1 << 20):
             raise pspec.SpecError('ramdisk', 'not whole MiB', 'sizes like 512m, 1g')
@@ -146,12 +165,13 @@ class AppSpec(pspec.Clocked):
         return self.pcm + ([LINEAR] if self.baseline else [])
 
     def seconds(self):
-        return self.duration * len(self.devices())
+        return (self.warmup + self.duration) * len(self.devices())
 
     def describe(self):
         return (f'pgbench {self.workload}, scale {self.scale}, {self.clients} client'
                 f'{"s" if self.clients > 1 else ""}, {self.threads} thread'
                 f'{"s" if self.threads > 1 else ""}, {self.duration} s'
+                f'{f" after a {self.warmup} s warm-up" if self.warmup else ""}'
                 f'{" (--short)" if self.short else ""}')
 
 
@@ -256,7 +276,8 @@ def parse_pgbench(out):
     return {'tps': num(r'^tps = ([0-9.]+)'),
             'latency_avg_ms': num(r'^latency average = ([0-9.]+) ms'),
             'transactions': num(r'^number of transactions actually processed: (\d+)'),
-            'failed': num(r'^number of failed transactions: (\d+)')}
+            'failed': num(r'^number of failed transactions: (\d+)'),
+            'conn_ms': num(r'^initial connection time = ([0-9.]+) ms')}
 
 
 def parse_progress(out):
@@ -264,6 +285,37 @@ def parse_progress(out):
     the guest's clock."""
     return [(float(t), float(v)) for t, v in
             re.findall(r'^progress: ([0-9.]+) s, ([0-9.]+) tps', out, re.M)]
+
+
+def halves(progress, duration):
+    """The mean TPS of a run's first and last half (guest clock): pgbench
+    -P 1's intervals, each weighted by its overlap with the half; (first,
+    last), None where a half has no interval."""
+    h, acc, prev = duration / 2, [[0.0, 0.0], [0.0, 0.0]], 0.0
+    for t, v in progress:
+        for i, (lo, hi) in enumerate(((0.0, h), (h, float(duration)))):
+            ov = max(0.0, min(t, hi) - max(prev, lo))
+            acc[i][0] += v * ov
+            acc[i][1] += ov
+        prev = t
+    return tuple(a / b if b else None for a, b in acc)
+
+
+def model_qd1(words):
+    """The device's own 4 KiB figures at QD1 (pcmctl model, its clock): mean
+    read and write latency in us, (None, None) where the model cannot say."""
+    out = []
+    for rw in ('randread', 'randwrite'):
+        try:
+            res = subprocess.run([os.path.join(TOP, 'tools', 'pcmctl'), 'model', '--rw', rw,
+                                  '--ios', '2000', '--json'] + words.split(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                 timeout=120, check=True)
+            d = json.loads(res.stdout)
+            out.append((d['read'] or d['write'])['mean_us'])
+        except (OSError, ValueError, KeyError, TypeError, subprocess.SubprocessError):
+            out.append(None)
+    return tuple(out)
 
 
 def read_logs(prefix):
@@ -353,6 +405,62 @@ def vmstat_faults():
     return 0
 
 
+class P9Trace:
+    """Requests to 9p (the 9p_client_req tracepoint) while it is on, in a
+    trace instance of its own (the global buffer left alone): in a VM,
+    each is a round trip to the host, during which the icount guest idles
+    and its clock jumps to its next timer.  Nothing where 9p is not
+    loaded (a real host's root): counts() is None."""
+
+    def __init__(self, name='pcm-app-9p'):
+        self.dir = None
+        if not os.path.isdir(os.path.join(TRACEFS, 'events')):
+            subprocess.run(['mount', '-t', 'tracefs', 'nodev', TRACEFS],
+                           stderr=subprocess.DEVNULL, check=False)
+        if not os.path.isdir(os.path.join(TRACEFS, P9_EVENT)):
+            return
+        path = os.path.join(TRACEFS, 'instances', name)
+        try:
+            if not os.path.isdir(path):
+                os.mkdir(path)
+            self.dir = path
+        except OSError:
+            pass
+
+    def _write(self, rel, text):
+        with open(os.path.join(self.dir, rel), 'w', encoding='utf-8') as fh:
+            fh.write(text)
+
+    def start(self):
+        if self.dir:
+            self._write('trace', '')
+            self._write(os.path.join(P9_EVENT, 'enable'), '1')
+
+    def counts(self):
+        """The requests since start(), by process name ({} none), the
+        tracepoint off again; None where there is no 9p."""
+        if not self.dir:
+            return None
+        self._write(os.path.join(P9_EVENT, 'enable'), '0')
+        by = {}
+        with open(os.path.join(self.dir, 'trace'), encoding='utf-8', errors='replace') as fh:
+            for line in fh:
+                if line.startswith('#') or '9p_client_req' not in line:
+                    continue
+                comm = line.split('[', 1)[0].strip().rsplit('-', 1)[0]
+                by[comm] = by.get(comm, 0) + 1
+        return by
+
+    def close(self):
+        if self.dir:
+            try:
+                self._write(os.path.join(P9_EVENT, 'enable'), '0')
+                os.rmdir(self.dir)
+            except OSError:
+                pass
+            self.dir = None
+
+
 class AppGuest:
     """One run of an AppSpec: pcmchar.guest.Guest's ramdisk, calibration
     and devices (char-dut), PostgreSQL on each in turn."""
@@ -419,7 +527,8 @@ class AppGuest:
         t_copy = time.monotonic() - t
         self.server(data, 'start')
         r = {'device': dev, 'k': k, 'dilation': spec.dilation_of(dev) if pcm else None,
-             'overhead_ns': oh, 'table': info['table'], 'copy_s': t_copy}
+             'overhead_ns': oh, 'table': info['table'], 'copy_s': t_copy,
+             'duration': spec.duration, 'warmup_duration': spec.warmup}
         try:
             self.log(f'#   pgbench -i -s {spec.scale}')
             t = time.monotonic()
@@ -435,6 +544,18 @@ class AppGuest:
             self.server(data, 'stop')
             self.sh(f'umount {MOUNT} && mount {path} {MOUNT}')
             self.server(data, 'start')
+            if spec.warmup:
+                # not measured: the cache filled from the device, the first
+                # checkpoints; the measured run follows on the same server
+                self.log(f'#   pgbench -T {spec.warmup} (the warm-up)')
+                t = time.monotonic()
+                warm = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
+                               f'-c {spec.clients} -j {spec.threads} -T {spec.warmup} -n '
+                               '-P 1 postgres 2>&1')
+                r['warmup_s'] = time.monotonic() - t
+                with open(os.path.join(logs, f'd{k}-warmup.txt'), 'w', encoding='utf-8') as fh:
+                    fh.write(warm + '\n')
+                r['warmup'] = dict(parse_pgbench(warm), progress=parse_progress(warm))
             if pcm:
                 self.sh(f'dmsetup message {name} 0 stats reset')
             before = disk_stat(path)
@@ -444,11 +565,13 @@ class AppGuest:
             self.sh(f'rm -f {prefix}.*', record=False)
             self.log(f'#   pgbench -T {spec.duration}')
             faults = vmstat_faults()
+            self.p9.start()
             t = time.monotonic()
             out = self.pg('pgbench', f'-h {SOCK} -U postgres -b {spec.workload} '
                           f'-c {spec.clients} -j {spec.threads} -T {spec.duration} -n -l -P 1 '
                           f'--log-prefix={prefix} postgres 2>&1')
             r['run_s'] = time.monotonic() - t
+            r['p9_requests'] = self.p9.counts()
             r['major_faults'] = vmstat_faults() - faults
             after = disk_stat(path)
             r['blk'] = {key: after[key] - before[key] for key in after}
@@ -482,7 +605,27 @@ class AppGuest:
     def run(self):
         spec, start = self.spec, time.monotonic()
         os.makedirs(WORK, exist_ok=True)
+        # WORK a tmpfs of its own: a VM's /tmp is an overlay on the host's
+        # over 9p, and a lookup there (the socket's path, a log) can go to
+        # the host while the icount guest idles and its clock jumps
+        self.sh(f'umount {MOUNT} {WORK} 2>/dev/null; true', record=False)
+        self.sh(f'mount -t tmpfs -o mode=755 pcm-app {WORK}')
         self.sh(f'mkdir -p {SOCK} {MOUNT} && chown postgres: {SOCK} && chmod 755 {WORK}')
+        # libpq looks up the user's home (getpwuid: /etc/passwd, a VM's
+        # over 9p) and its .pgpass at every connection unless PGPASSFILE
+        # names one: a path in WORK, absent (trust: no password asked)
+        os.environ['PGPASSFILE'] = PGPASSFILE
+        self.g.commands.append(f'export PGPASSFILE={PGPASSFILE}')
+        self.p9 = P9Trace()
+        try:
+            return self._run(start)
+        finally:
+            self.p9.close()
+            self.sh(f'cd / && umount {MOUNT} 2>/dev/null; umount {WORK} || '
+                    f'echo "# {WORK} left mounted" >&2; true', record=False)
+
+    def _run(self, start):
+        spec = self.spec
         runs = []
         # PostgreSQL's programs and libraries kept in the page cache for the
         # whole run (resident(): a VM's root is 9p without a cache, so a
@@ -531,8 +674,12 @@ class AppGuest:
                 r = runs[-1]
                 done = (f'{r["pgbench"]["tps"]} tps (guest clock)' if r['pgbench']['transactions']
                         else 'FAILED: no transaction completed')
-                self.log(f'# {dev}: {done}, {r.get("major_faults")} major page faults in the '
-                         f'run, fsck exit {r["fsck_rc"]}, removed {r["removed"]}')
+                p9 = r.get('p9_requests')
+                self.log(f'# {dev}: {done}, initial connection time '
+                         f'{r["pgbench"].get("conn_ms")} ms, {r.get("major_faults")} major page '
+                         f'faults and {p9_text(p9) if p9 is not None else "no count of"} '
+                         f'requests to 9p in the run, fsck exit {r["fsck_rc"]}, removed '
+                         f'{r["removed"]}')
         except BaseException:
             try:
                 self.stop_everything()
@@ -630,6 +777,14 @@ def rows(run):
             v = lat.get(f'p{p:g}_us')
             row[f'lat_p{p:g}_us'] = v / k if v is not None else None
         row.update(device_time(r))
+        prog = r.get('progress') or []
+        first, last = halves(prog, r.get('duration') or (prog[-1][0] if prog else 0))
+        row['tps_first_half'] = first * k if first is not None else None
+        row['tps_last_half'] = last * k if last is not None else None
+        row['last_vs_first'] = last / first if first and last is not None else None
+        row['conn_ms'] = pg['conn_ms'] / k if pg.get('conn_ms') is not None else None
+        qd1 = r.get('model_qd1') or (None, None)
+        row['model_qd1_read_us'], row['model_qd1_write_us'] = qd1
         secs = r['run_s'] / k
         st = r.get('status')
         b = r['blk']
@@ -657,12 +812,14 @@ def rows(run):
     return out
 
 
-TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'busy_pct', 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
+TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'tps_first_half', 'tps_last_half',
+                'last_vs_first', 'model_qd1_read_us', 'model_qd1_write_us', 'busy_pct',
+                'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
                 'lat_p99_us', 'lat_p99.9_us', 'lat_max_us', 'model_read_us', 'model_write_us',
                 'blk_read_us', 'blk_write_us', 'blk_flush_us', 'read_iops', 'write_iops',
                 'flushes_per_txn', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
                 'wear_max', 'wear_mean', 'ecc_corrected_bits', 'held', 'late', 'transactions',
-                'verdict', 'reason', 'fsck_rc', 'dilation', 'overhead_ns')
+                'verdict', 'reason', 'fsck_rc', 'dilation', 'overhead_ns', 'conn_ms')
 
 
 def fmt(v, unit=''):
@@ -708,12 +865,19 @@ def conditions(run):
                'for its WAL write)' if run.get('calibration') else ''))
 
 
+def qd1_cell(r):
+    rd, wr = r.get('model_qd1_read_us'), r.get('model_qd1_write_us')
+    return f'{fmt(rd)} / {fmt(wr)} us' if rd is not None or wr is not None else '-'
+
+
 def table_lines(rs):
-    out = ['| device | TPS | vs dm-linear | latency mean | p50 | p99 | p99.9 | '
+    out = ['| device | device alone: 4 KiB QD1 read / write (model) | TPS | vs dm-linear | '
+           'last half / first half | latency mean | p50 | p99 | p99.9 | '
            'where the time went (device clock, per transaction) | verdict |',
-           '|---|---|---|---|---|---|---|---|---|']
+           '|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rs:
-        out.append(f'| `{r["device"]}` | {fmt(r["tps"])} | {fmt(r.get("tps_vs_linear"), "x")} | '
+        out.append(f'| `{r["device"]}` | {qd1_cell(r)} | {fmt(r["tps"])} | '
+                   f'{fmt(r.get("tps_vs_linear"), "x")} | {fmt(r.get("last_vs_first"))} | '
                    f'{fmt(r["lat_mean_us"], " us")} | {fmt(r["lat_p50_us"], " us")} | '
                    f'{fmt(r["lat_p99_us"], " us")} | {fmt(r["lat_p99.9_us"], " us")} | '
                    f'{time_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
@@ -806,6 +970,9 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     added to it first); (report path, rows, run, png or None)."""
     from pcmchar import report
     run = report.update_run(run_dir, extra)
+    for r in run['runs']:
+        if r['device'] != LINEAR and 'model_qd1' not in r:
+            r['model_qd1'] = model_qd1(r['device'])
     rs = rows(run)
     write_table(run_dir, rs)
     png = draw(rs, run, os.path.join(run_dir, 'figures')) if draw_figs else None
@@ -819,17 +986,23 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          f'- workload: {run["workload"]}; fsync on, synchronous_commit on; ext4 (4 KiB '
          f'blocks) over each device, a {run["ramdisk_mib"]} MiB {spec.backing} below; '
          'a copy of one initdb cluster, pgbench -i, CHECKPOINT and the file system\'s page '
-         'cache emptied before each run',
+         'cache emptied before each run'
+         + (f', then {run["runs"][0]["warmup_duration"]} s of the same pgbench, not measured '
+            '(the warm-up)' if run['runs'] and run['runs'][0].get('warmup_duration') else ''),
          f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
          f'{run["wall_s"]:.0f} s)',
          f'- every figure below: {conditions(run)}', '',
          '## The answer', '',
-         'How much of a device\'s advantage survives a database: TPS and the latency of a '
+         'How much of a device\'s advantage survives a database: the device alone (its model\'s '
+         'mean 4 KiB random read and write at one in flight, pcmctl model, no host in the '
+         'way), then TPS and the latency of a '
          'transaction (pgbench\'s per-transaction log) on each device, against dm-linear over '
-         'the same ramdisk, and where the time went: '
+         'the same ramdisk; whether the rate was steady (the mean TPS of the run\'s last half '
+         'over its first\'s, from pgbench -P 1); and where the time went: '
          'the share of the run the device was busy (the block layer\'s io_ticks) and how its '
          'requests\' modeled time (status counters: requests x modeled mean latency, queueing '
-         'included; requests overlap) split between reads and writes, per transaction.  '
+         'included; requests overlap) split between reads and writes, per transaction (an '
+         'fsync is its writes: brd has no volatile cache, so no flush reaches the device).  '
          'Verdict: host-bound where the device models no time, over 1 % of its completions '
          'were late, or dm-linear\'s TPS is within 20 % of the device\'s or below it (the '
          'host: PostgreSQL\'s CPU, the guest\'s clock); else device-bound; failed where no '
@@ -852,15 +1025,27 @@ def finish(spec, run_dir, draw_figs=True, **extra):
           if png else ['(not drawn: --no-figures)'])
     L += ['', '## Devices', '']
     for r in run['runs']:
-        prog = ', '.join(f'{v * k:,.0f}' for _, v in r.get('progress') or []
-                         for k in [r.get('dilation') or run.get('dilation') or 1])
+        kk = r.get('dilation') or run.get('dilation') or 1
+        prog = ', '.join(f'{v * kk:,.0f}' for _, v in r.get('progress') or [])
+        wprog = ', '.join(f'{v * kk:,.0f}' for _, v in (r.get('warmup') or {}).get('progress')
+                          or [])
+        first, last = halves(r.get('progress') or [], r.get('duration') or 0)
+        if first is not None and last is not None:
+            prog += (f' (first half {first * kk:,.0f}, last half {last * kk:,.0f}: '
+                     f'{last / first if first else float("nan"):.3f})')
         L += [f'- `{r["device"]}`: `{r["table"]}`; the cluster copied {r["copy_s"]:.1f} s, '
               f'pgbench -i '
               f'{r.get("init_s", 0):.1f} s, run {r.get("run_s", 0):.1f} s (guest clock); '
               + (f'TPS over each guest second of the run (pgbench -P 1; x K, the '
                  f'device\'s clock): {prog}; ' if prog else '')
+              + (f'warm-up {r["warmup_duration"]} s, not measured (TPS over each guest '
+                 f'second: {wprog}); ' if wprog else '')
+              + (f'initial connection time {r["pgbench"]["conn_ms"]:,.0f} ms (guest clock); '
+                 if r['pgbench'].get('conn_ms') is not None else '')
               + (f'major page faults in the run: {r["major_faults"]}; '
-                 if r.get('major_faults') is not None else '') +
+                 if r.get('major_faults') is not None else '')
+              + (f'requests to the 9p root during pgbench (its own start and exit included): '
+                 f'{p9_text(r["p9_requests"])}; ' if r.get('p9_requests') is not None else '') +
               f'fsck -fn exit {r["fsck_rc"]} ({" ".join(r["fsck"])}); removed: '
               f'{"yes" if r["removed"] else "no"}']
     L += ['', '## Commands', '', 'As the guest ran them (each device in turn as `char-dut`):',
@@ -870,6 +1055,14 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     with open(out, 'w', encoding='utf-8') as fh:
         fh.write('\n'.join(L))
     return out, rs, run, png
+
+
+def p9_text(by):
+    """{process: requests} as a phrase."""
+    if not by:
+        return '0'
+    return f'{sum(by.values())} (' + ', '.join(f'{c} {n}' for c, n in sorted(
+        by.items(), key=lambda x: -x[1])) + ')'
 
 
 def headline(rs, run):
