@@ -12,6 +12,7 @@
 #include <linux/hrtimer.h>
 #include <linux/module.h>
 #include <linux/version.h>
+#include <linux/workqueue.h>
 
 /* module_dm() arrived in 6.3. */
 #ifndef module_dm
@@ -48,6 +49,23 @@ static inline void pcm_stable_writes(struct dm_target *ti, struct queue_limits *
 static inline void pcm_stable_writes(struct dm_target *ti, struct queue_limits *limits)
 {
 	ti->needs_stable_writes = true;
+}
+#endif
+
+/*
+ * 6.9 added BH workqueues (work run in softirq context; WORK_OFFQ_BH
+ * came with them): a read that completed in hard-IRQ context decodes
+ * on system_bh_wq.  Before, on @fallback (the ECC worker, a kworker).
+ */
+#ifdef WORK_OFFQ_BH
+static inline struct workqueue_struct *pcm_bh_wq(struct workqueue_struct *fallback)
+{
+	return system_bh_wq;
+}
+#else
+static inline struct workqueue_struct *pcm_bh_wq(struct workqueue_struct *fallback)
+{
+	return fallback;
 }
 #endif
 

@@ -60,6 +60,7 @@
 #include <linux/slab.h>
 #include <linux/wait_bit.h>
 
+#include "dm-pcm-compat.h"
 #include "dm-pcm.h"
 #include "pcm-ecc.h"
 #include "pcm-errmodel.h"
@@ -822,7 +823,8 @@ static void ecc_read(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
  * Inline reads (not ecc_workqueue): the parity of a read's rows is read
  * beside its data, issued from .map, into a buffer of its own; the
  * second of the two completions decodes, where it runs in task or
- * softirq context.  A hard-IRQ completion (NVMe's), a read a write of
+ * softirq context.  A hard-IRQ completion (NVMe's) decodes on a BH
+ * workqueue (softirq context; the worker before 6.9); a read a write of
  * its rows raced (ecc_raced(): the worker's locked re-read), and one
  * whose buffer or bio could not be had without waiting go through the
  * worker.  Decoding is the worker's, row for row (ecc_decode_row()), so
@@ -863,14 +865,18 @@ static void ecc_work(struct work_struct *work);
 
 /*
  * Both reads of an inline read are in: decode here (*@error set, io->ecc
- * NONE, DM_ENDIO_DONE), or hand the bio to the worker (DM_ENDIO_INCOMPLETE:
- * it completes the bio again).  Not in hard-IRQ context, the worker
- * decodes; raced by a write, the worker reads the parity again, as it
- * does for every read with ecc_workqueue.
+ * NONE, DM_ENDIO_DONE), or hand the bio on (DM_ENDIO_INCOMPLETE: it is
+ * completed again).  In hard-IRQ context (NVMe), a BH workqueue decodes
+ * in softirq context, as this function does for a softirq completion,
+ * without a kworker's wake-up (the ECC worker before 6.9); raced by a
+ * write, the worker reads the parity again, as it does for every read
+ * with ecc_workqueue.
  */
 static int ecc_pair_done(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			 blk_status_t *error)
 {
+	struct workqueue_struct *wq = pc->ecc->wq;
+
 	if (!*error)
 		*error = io->meta_status;
 	if (io->ecc == PCM_ECC_IO_WPAIR) {
@@ -892,8 +898,10 @@ static int ecc_pair_done(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 		ecc_pair_free(io);
 		return DM_ENDIO_DONE;
 	}
+	if (io->ecc == PCM_ECC_IO_PAIR)		/* not raced: a hard-IRQ completion */
+		wq = pcm_bh_wq(wq);
 	INIT_WORK(&io->work, ecc_work);
-	queue_work(pc->ecc->wq, &io->work);
+	queue_work(wq, &io->work);
 	return DM_ENDIO_INCOMPLETE;
 }
 

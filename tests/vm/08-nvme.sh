@@ -21,8 +21,9 @@ check_passdown nv "$nvme"
 dmsetup remove nv
 
 # --- ecc:bch over NVMe: its completions come in hard-IRQ context, where
-# reads are not decoded inline but by the ECC worker (the parity read
-# beside the data all the same); whole-row writes still encode in .map ---
+# reads are not decoded inline but in softirq context on a BH workqueue
+# (6.9+; by the ECC worker on 6.1), the parity read beside the data all
+# the same; whole-row writes still encode in .map ---
 field() { status_field "$1" "$2"; }
 wipe_meta "$nvme"
 expect "ecc:bch preset:pss seed:5 gap_interval:16" \
