@@ -709,7 +709,7 @@ def test_bench_cli():
     sys.path.insert(0, os.path.join(TOP, 'tools'))
     from pcmbench import main as bmain
     modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
-             'counters', 'characterize', 'app')
+             'counters', 'trace', 'characterize', 'app')
     res = bench('--help')
     check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
           f'--help lists the modes: {res.stdout[-800:]!r}')
@@ -782,6 +782,65 @@ def test_bench_counters():
           'both dm-pcm tables: preset:none read_ns:1' in table, table)
     check(counters.bare_ko('6.12.0').endswith('build/6.12.0/dm-pcm-bare/dm-pcm-bare.ko'),
           'the bare module\'s path')
+
+
+def test_bench_trace():
+    """pcm-bench trace: --dilation taken (default 8 under icount, as the
+    other dilated modes), --overhead-ns refused; its table and
+    verdict from tracecmp's lines: met only when every read is within
+    1 % at Q, every rank's busy time is the kernel's and its utilisation
+    within 2 %."""
+    sys.path.insert(0, os.path.join(TOP, 'tools'))
+    from pcmbench import main as bmain, trace as btrace
+    ap, _ = bmain.build_parser()
+    a = ap.parse_args(['trace', '--dilation', '1', '--rounds', '2'])
+    check((a.mode, a.dilation, a.rounds) == ('trace', 1, 2), f'trace: {a}')
+    check('trace' in bmain.DILATED, 'trace runs at a dilation')
+    res = bench('trace', '--help')
+    out = ' '.join(res.stdout.split())
+    check(res.returncode == 0 and '--dilation K' in out and '--pcm-words' not in out and
+          'pcmlib/tracecmp.py' in out, f'trace --help: {out[:300]}')
+    res = bench('trace', '--overhead-ns', '5')
+    check(res.returncode == 2 and 'timing, calibrate and trace take --dilation' in res.stderr,
+          res.stderr[-200:])
+
+    def lines(q_within, worst, util, busy=7530000):
+        return ['kernel_requests 1000', 'replay_requests 1000', 'matched 1',
+                f'q_within_1pct {q_within:.2f}',
+                f'q_worst_pct {worst:+.3f} at 2 kernel 60190 replay 60879',
+                'q_mean_pct +0.0024', 'gap_spread_ns 689 host_us_min 0.0 max 5.5',
+                'q_beyond_spread 0',
+                'charge_after_q_ns_rel min p10 p50 p90 p99 max 0 0 0 142 142 5512',
+                'charge_before_a_ns_rel min p10 p50 p90 p99 max 0 5 5 5 236 236',
+                'q_to_a_max_ns 1019 median_host_us 2.6', 'q_beyond_window 0',
+                'a_within_1pct 100.00', 'a_worst_pct +0.019 at 1 kernel 47711 replay 47720',
+                'a_mean_pct +0.0019', 'a_beyond_window 0', 'k_within_1pct 100.00',
+                'k_worst_pct +0.0008',
+                'window_ns kernel 15418560 replay 15418560 util_bound_pct 0.004',
+                f'rank_0.0 kernel_reqs 502 replay_reqs 502 kernel_busy_ns 7530000 '
+                f'replay_busy_ns {busy} kernel_util 0.48837 replay_util 0.48837 '
+                f'util_diff_pct {util:+.3f}',
+                'rank_0.1 kernel_reqs 498 replay_reqs 498 kernel_busy_ns 7470000 '
+                'replay_busy_ns 7470000 kernel_util 0.48448 replay_util 0.48448 '
+                'util_diff_pct -0.001']
+    base = {'kernel': 'K', 'fio': 'fio-3.33', 'cpus': 1, 'rounds': 1, 'runtime_s': 2}
+    for (q_within, worst, util, busy), want in (
+            ((100, 0.5, 0.0, 7530000), 'met'),
+            ((99.9, 1.145, 0.0, 7530000), 'not met (1 of 1000 reads beyond 1 % at Q)'),
+            ((100, 0.5, -2.5, 7530000), 'not met (0 of 1000 reads beyond 1 % at Q)'),
+            ((100, 0.5, 0.0, 7530001), 'not met (0 of 1000 reads beyond 1 % at Q)')):
+        runs = [{'round': 0, 'qd': qd, 'dilation': 8, 'reads': 1000,
+                 'compare': lines(q_within if qd == 32 else 100, worst, util, busy)}
+                for qd in (1, 32)]
+        table, summary = btrace.summarize(dict(base, runs=runs))
+        got = [r['verdict'] for r in summary['runs']]
+        check(got[1] == want and summary['verdict'] == ('met' if want == 'met' else 'not met'),
+              f'{q_within} {worst} {util} {busy}: {got} {summary["verdict"]}')
+        check(f'verdict: {summary["verdict"]} (issue 35' in table and
+              'preset:pss dilation:8' in table, table)
+    r = summary['runs'][1]
+    check((r['q_worst_index'], r['charge_after_q_ns'], r['rank_util_worst_pct']) ==
+          (2, [0, 0, 0, 142, 142, 5512], 0.001), f'figures: {r}')
 
 
 def test_rundir():
@@ -1330,7 +1389,7 @@ def test_bench_cli_dilation():
     a = ap.parse_args(['calibrate', '--dilation', '8', '--rounds', '2'])
     check((a.mode, a.dilation, a.rounds) == ('calibrate', 8, 2), f'calibrate: {a}')
     res = bench('calibrate', '--overhead-ns', '5')
-    check(res.returncode == 2 and 'timing and calibrate take --dilation' in res.stderr,
+    check(res.returncode == 2 and 'timing, calibrate and trace take --dilation' in res.stderr,
           res.stderr[-200:])
     runs = [{'round': rnd, 'rw': rw, 'dilation': 8, 'overhead_ns': ns}
             for rnd, rw, ns in ((0, 'randread', 9000), (0, 'randwrite', 9900),

@@ -68,7 +68,7 @@ for qd in 1 32; do
 	expect_eq "QD$qd: fio ran" "$fio_rc" 0
 	read -r reads kmean <<<"$(status_field tr reads read_lat_mean_ns)"
 	kmean=$((kmean / K))
-	# blkparse once, for the replay and trace-compare.py
+	# blkparse once, for the replay and the comparison (pcmlib/tracecmp.py)
 	blkparse -i - < /tmp/tr.blktrace > /tmp/tr.txt 2>/dev/null
 	"$PCM_ROOT/tools/pcmctl" model --json --trace /tmp/tr.txt --open --speed $K \
 		--size "$bytes" --csv /tmp/tr.csv preset:pss dilation:$K > /tmp/tr.json 2>/tmp/tr.err
@@ -91,7 +91,7 @@ print(r["ios"], round(r["mean_us"] * 1000), a["arrival"] + "/" + str(a["remapped
 		py -c "import sys; sys.exit(abs($rmean - $kmean) > $kmean / 100)"
 
 	# request by request, and rank by rank
-	PYTHONPATH=$PCM_ROOT/tools py "$PCM_ROOT/tests/vm/trace-compare.py" $K "$bytes" \
+	PYTHONPATH=$PCM_ROOT/tools py -m pcmlib.tracecmp $K "$bytes" \
 		/tmp/charge.txt /tmp/tr.txt /tmp/tr.csv /tmp/tr.json /tmp/ranks.txt \
 		preset:pss dilation:$K > /tmp/cmp.txt 2>&1
 	sed 's/^/# /' /tmp/cmp.txt
@@ -110,7 +110,7 @@ print(r["ios"], round(r["mean_us"] * 1000), a["arrival"] + "/" + str(a["remapped
 	[ "$qd" = 32 ] || expect_eq "QD1: an idle rank serves each read in its service time in both: every read within 1 %" "$(c q_within_1pct)" "100.00"
 	# queued reads (QD32): blktrace's arrival is not dm-pcm's, and a
 	# queued read's latency moves with the gap between them; no more
-	# than the gap's spread over the run (trace-compare.py says why)
+	# than the gap's spread over the run (pcmlib/tracecmp.py says why)
 	expect_eq "QD$qd: every read's latency in the blktrace replay is the kernel's within the spread of the Q-to-map gap ($(c gap_spread_ns) ns)" \
 		"$(c q_beyond_spread)" 0
 	# the bound the trace gives alone: dm-pcm reads each arrival after
@@ -124,7 +124,7 @@ print(r["ios"], round(r["mean_us"] * 1000), a["arrival"] + "/" + str(a["remapped
 		"$(c q_beyond_window) $(c a_beyond_window)" "0 0"
 	# the same busy time on every rank; the utilisation within 2 %, or
 	# within the share of the window the gap's spread can move (its ends
-	# move as latencies do: trace-compare.py)
+	# move as latencies do: pcmlib/tracecmp.py)
 	bound=$(awk '$1 == "window_ns" { print $NF }' /tmp/cmp.txt)
 	expect "QD$qd: every rank's requests and busy time in the replay are the kernel's" awk '
 		$1 ~ /^rank_/ { n++; if ($3 != $5 || $7 != $9) bad = 1 }

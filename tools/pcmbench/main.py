@@ -11,7 +11,7 @@ follows instructions, so figures depend on the code, not on how busy the
 host is; 1 vCPU unless --cpus, more run round-robin on one host thread,
 on the one instruction clock), runs tools/pcm-bench inside with --guest,
 and prints a table of medians over the rounds with ratios to dm-linear.
-characterize, timing and calibrate run their dm-pcm devices at
+characterize, timing, calibrate and trace run their dm-pcm devices at
 dilation:8 under icount (1 with --native or --no-icount; --dilation K)
 and put fio's figures on the device's clock (latencies / K, rates x K):
 a 1-vCPU icount guest is a slow host, and dilation makes it one 8 times
@@ -32,12 +32,12 @@ import time
 
 from pcmlib import clock, vm, words as pwords
 from . import (app, barriers, bigdev, calibrate, characterize, counters, ecc, passthrough,
-               scaling, startgap, timing)
+               scaling, startgap, timing, trace)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
 MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, calibrate,
-                             bigdev, counters)}
+                             bigdev, counters, trace)}
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 # the options each mode uses (the others are accepted, as they always
 # were, and left out of its --help)
@@ -50,13 +50,14 @@ USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icou
         'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
         'bigdev': {'rounds', 'cpus'},
         'counters': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
+        'trace': {'rounds', 'cpus', 'no_icount', 'dilation'},
         'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
                          'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'},
         'app': {'cpus', 'no_icount', 'run_dir', 'dilation', 'calibrate', 'overhead_ns', 'short',
                 'figures'}}
 HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 # the modes whose devices run at a dilation (default: pcmlib/clock.py's)
-DILATED = ('timing', 'calibrate')
+DILATED = ('timing', 'calibrate', 'trace')
 SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pcm, no delays',
          'scaling': 'whether the timing model lets two CPUs work apart',
          'ecc': 'what ECC costs: dm-linear, dm-integrity, dm-pcm without and with ecc:bch',
@@ -67,6 +68,8 @@ SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pc
          'bigdev': 'dm-pcm over a 1 TiB NVMe namespace: create time, memory, move_gap',
          'counters': 'what the counters and tracepoints (disabled) cost: dm-pcm against '
                      'the same module without them, same boot',
+         'trace': 'pcmctl model --trace against the kernel\'s modeled latencies, request by '
+                  'request, at QD1 and QD32 on pss',
          'characterize': 'a spec\'s study (PSD, Onyx, PSS figures): points, figures, report',
          'app': 'PostgreSQL\'s pgbench on ext4 over each device: TPS, latency, where the time '
                 'went'}
@@ -88,6 +91,7 @@ def guest(args):
            'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
            'runtime_s': args.runtime, 'rounds': args.rounds, 'runs': runs,
            'pcm_words': (ecc.ecc_words(args) if args.mode == 'ecc'
+                         else trace.words(args.dilation or 1) if args.mode == 'trace'
                          else pcm_words(args.pcm_words))}
     with open(args.out, 'w') as fh:
         json.dump(res, fh, indent=1)
@@ -178,7 +182,7 @@ def add_options(p, shown=None):
         'in the output directory (or --run-dir\'s); a run without --redraw never '
         'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
     arg('dilation', '--dilation', type=dilation_k, metavar='K',
-        help='characterize, timing, calibrate: every dm-pcm device with dilation:K (1 to '
+        help='characterize, timing, calibrate, trace: every dm-pcm device with dilation:K (1 to '
         '1000), fio\'s latencies divided by K and its rates multiplied by K (dm-pcm.rst, "Time '
         'dilation"; default: the spec\'s, else 8 in an icount VM, 1 with --native or '
         '--no-icount: pcmlib/clock.py says why)')
@@ -280,7 +284,7 @@ def main(argv=None):
     if (args.dilation is not None and args.mode not in DILATED) or \
             args.calibrate is not None or args.overhead_ns is not None:
         mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
-                 '--overhead-ns (characterize does; timing and calibrate take --dilation)')
+                 '--overhead-ns (characterize does; timing, calibrate and trace take --dilation)')
     if args.guest:
         guest(args)
         return 0

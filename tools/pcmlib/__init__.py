@@ -14,6 +14,9 @@
             ends the tool quietly, not in a traceback
   dmioctl   a minimal client of the device-mapper ioctls (no fork, no exec)
   vm        the VM runner behind tools/vm-run (virtme-ng)
+  tracecmp  the kernel's modeled latencies (pcm:pcm_charge) against
+            pcmctl model --trace's replay, request by request and rank by
+            rank (tests/vm/35-trace.sh, pcm-bench trace)
   storm     the message storm of tools/soak and tests/vm/22-message-storm
             (runnable: python3 tools/pcmlib/storm.py --help)
 
