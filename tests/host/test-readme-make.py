@@ -88,6 +88,7 @@ def main():
         ('make demo NATIVE=1', [r'tools/demo --native'], []),
         ('make soak SOAK_MINUTES=3', [r'tools/soak .*--minutes 3'], []),
         ('make bench BENCH_ARGS=startgap', [r'tools/pcm-bench +startgap'], []),
+        ('make bench BENCH_ARGS=trace', [r'tools/pcm-bench +trace'], []),
         ('make dkms-install', [r'dkms add dm-pcm/', r'dkms build dm-pcm/.* -k ', r'dkms install dm-pcm/'], []),
         ('make dkms-remove', [r'dkms remove dm-pcm/\$v --all'], []),
         ('make kernel-patch KSRC=/usr/src/linux', [r'tools/kernel-patch "/usr/src/linux" "build/dm-pcm-'], []),
