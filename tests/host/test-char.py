@@ -1831,7 +1831,7 @@ def main():
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
-        test_bench_counters, test_app_spec, test_app_report)
+        test_bench_counters, test_bench_trace, test_app_spec, test_app_report)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 

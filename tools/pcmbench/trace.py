@@ -52,7 +52,7 @@ def tracefs(path, value):
         fh.write(value)
 
 
-def record(name, dev, qd, k, tmp):
+def record(name, dev, qd, tmp):
     """One recording at depth @qd into @tmp (35-trace's steps): the
     device's counters reset, pcm_charge on, blktrace of @dev and the
     ramdisk, fio, then the events, the ranks reply and the status."""
@@ -99,7 +99,7 @@ def guest(args, runs):
     for rnd in range(args.rounds):
         for qd in (1, 32):
             with tempfile.TemporaryDirectory() as tmp:
-                st = record('bench-trace', dev, qd, k, tmp)
+                st = record('bench-trace', dev, qd, tmp)
                 model = subprocess.run([f'{TOP}/tools/pcmctl', 'model', '--json', '--trace',
                                         f'{tmp}/tr.txt', '--open', '--speed', str(k), '--size',
                                         str(size), '--csv', f'{tmp}/tr.csv'] + w.split(),
