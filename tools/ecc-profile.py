@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""tools/ecc-profile.py KIND TRACE[.xz]
+
+tools/ecc-profile trace's reader: a tracefs trace of QD1 reads (one at a
+time) cut into reads at each .map (ep_map: dm-pcm's pcm_map, ep_linmap:
+dm-linear's linear_map), each read's events in their order, and for each
+interval from .map the median, 10th and 90th percentile over every read,
+in microseconds.  KIND (linear or ecc) only names the report.
+"""
+import collections
+import lzma
+import re
+import statistics
+import sys
+
+LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): ?(.*)$')
+STARTS = ('ep_map', 'ep_linmap')
+
+
+def reads(lines):
+    """Each read's events: (time in us, name, cpu, rest), from its .map
+    to the original bio's completion (ep_done)."""
+    cur = None
+    for line in lines:
+        m = LINE.match(line)
+        if not m:
+            continue
+        task, cpu, t, name, rest = m.group(1), int(m.group(3)), float(m.group(4)) * 1e6, \
+            m.group(5), m.group(6)
+        if name == 'irq_handler_entry' and 'nvme' not in rest:
+            continue
+        if name in STARTS:
+            cur = [(t, name, cpu, task)]
+        elif cur is not None:
+            cur.append((t, name, cpu, task))
+            if name == 'ep_done':
+                yield cur
+                cur = None
+
+
+def intervals(ev):
+    """Named times from .map (us) of one read's events."""
+    t0 = ev[0][0]
+    out = {}
+    counts = {}
+    for t, name, _, _ in ev[1:]:
+        n = counts.get(name, 0) + 1
+        counts[name] = n
+        key = name if n == 1 else f'{name}#{n}'
+        out.setdefault(key, t - t0)
+    # the context each completion ran in, for the report
+    out['_irqs'] = counts.get('irq_handler_entry', 0)
+    out['_cmds'] = counts.get('block_rq_issue', 0)
+    out['_cpu_map'] = ev[0][2]
+    return out
+
+
+def pct(vals, p):
+    vals = sorted(vals)
+    return vals[min(len(vals) - 1, int(p / 100 * len(vals)))]
+
+
+LABELS = [
+    ('block_rq_issue', 'first NVMe command issued'),
+    ('block_rq_issue#2', 'second NVMe command issued'),
+    ('irq_handler_entry', 'first NVMe interrupt'),
+    ('block_rq_complete', 'first command completed'),
+    ('irq_handler_entry#2', 'second NVMe interrupt'),
+    ('block_rq_complete#2', 'second command completed'),
+    ('ep_dend', "data's end_io (pcm_ecc_pair_end_io)"),
+    ('ep_mend', "parity's end_io (ecc_meta_end_io)"),
+    ('ep_work', 'decode work starts (ecc_work)'),
+    ('ep_dec', 'decode starts (ecc_pair_decode)'),
+    ('ep_decx', 'decode ends'),
+    ('ep_done', 'original bio completed'),
+]
+
+
+def main(argv):
+    kind, path = argv[1], argv[2]
+    opener = lzma.open if path.endswith('.xz') else open
+    with opener(path, 'rt', errors='replace') as f:
+        rs = [intervals(ev) for ev in reads(f)]
+    if not rs:
+        print(f'{kind}: no reads in {path}')
+        return 1
+    print(f'{kind}: {len(rs)} reads; microseconds from .map: median [p10, p90] (reads)')
+    for key, label in LABELS:
+        vals = [r[key] for r in rs if key in r]
+        if len(vals) < len(rs) / 2:
+            continue
+        print(f'  {label:40} {statistics.median(vals):8.1f} [{pct(vals, 10):7.1f}, '
+              f'{pct(vals, 90):7.1f}] ({len(vals)})')
+    if all('ep_dec' in r and 'ep_decx' in r for r in rs[:10]):
+        d = [r['ep_decx'] - r['ep_dec'] for r in rs if 'ep_decx' in r and 'ep_dec' in r]
+        print(f'  {"decode (ep_dec to ep_decx)":40} {statistics.median(d):8.1f} '
+              f'[{pct(d, 10):7.1f}, {pct(d, 90):7.1f}]')
+        h = [r['ep_work'] - max(r['ep_dend'], r['ep_mend']) for r in rs
+             if 'ep_work' in r and 'ep_dend' in r and 'ep_mend' in r]
+        if h:
+            print(f'  {"second end_io to ecc_work (the hop)":40} {statistics.median(h):8.1f} '
+                  f'[{pct(h, 10):7.1f}, {pct(h, 90):7.1f}] ({len(h)})')
+        g = [r['block_rq_complete#2'] - r['block_rq_complete'] for r in rs
+             if 'block_rq_complete#2' in r]
+        if g:
+            print(f'  {"first to second completion":40} {statistics.median(g):8.1f} '
+                  f'[{pct(g, 10):7.1f}, {pct(g, 90):7.1f}] ({len(g)})')
+        first = sum(1 for r in rs if 'ep_dend' in r and 'ep_mend' in r
+                    and r['ep_dend'] < r['ep_mend'])
+        print(f'  data completed before its parity in {first} of {len(rs)} reads')
+    for key in ('_cmds', '_irqs'):
+        c = collections.Counter(r[key] for r in rs)
+        print(f'  {key[1:]} per read: ' + ', '.join(f'{k}: {v}' for k, v in sorted(c.items())))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
