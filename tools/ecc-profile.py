@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""tools/ecc-profile.py KIND TRACE[.xz]
+"""tools/ecc-profile.py trace|fgraph NAME TRACE[.xz]
 
-tools/ecc-profile trace's reader: a tracefs trace of QD1 reads (one at a
-time) cut into reads at each .map (ep_map: dm-pcm's pcm_map, ep_linmap:
-dm-linear's linear_map), each read's events in their order, and for each
-interval from .map the median, 10th and 90th percentile over every read,
-in microseconds.  KIND (linear or ecc) only names the report.
+tools/ecc-profile's reader (NAME only names the report).
+
+trace: a tracefs trace of QD1 reads (one at a time) cut into reads at
+each .map (ep_map: dm-pcm's pcm_map, ep_linmap: dm-linear's linear_map),
+each read's events in their order, and for each interval from .map the
+median, 10th and 90th percentile over every read, in microseconds.
+
+fgraph: a function_graph trace (funcgraph-tail on) of a few functions:
+for each, its calls per I/O (I/Os: __blkdev_direct_IO_simple's calls)
+and the median and mean of its durations, in ns (under icount, guest
+instructions), nested traced calls included.
 """
 import collections
 import lzma
@@ -20,7 +26,7 @@ STARTS = ('ep_map', 'ep_linmap')
 
 def reads(lines):
     """Each read's events: (time in us, name, cpu, rest), from its .map
-    to the original bio's completion (ep_done)."""
+    to fio's task running again (ep_woke)."""
     cur = None
     for line in lines:
         m = LINE.match(line)
@@ -34,7 +40,7 @@ def reads(lines):
             cur = [(t, name, cpu, task)]
         elif cur is not None:
             cur.append((t, name, cpu, task))
-            if name == 'ep_done':
+            if name == 'ep_woke':
                 yield cur
                 cur = None
 
@@ -74,13 +80,44 @@ LABELS = [
     ('ep_dec', 'decode starts (ecc_pair_decode)'),
     ('ep_decx', 'decode ends'),
     ('ep_done', 'original bio completed'),
+    ('ep_woke', "fio's task runs again"),
 ]
 
 
+FG_LEAF = re.compile(r'([\d.]+) us\s+\|\s+([\w.]+)(?: \[\w+\])?\(\);')
+FG_CLOSE = re.compile(r'([\d.]+) us\s+\|\s+\} /\* ([\w.]+)(?: \[\w+\])? \*/')
+
+
+def fgraph(name, path):
+    durs = collections.defaultdict(list)
+    with open_trace(path) as f:
+        for line in f:
+            m = FG_LEAF.search(line) or FG_CLOSE.search(line)
+            if m:
+                durs[m.group(2)].append(float(m.group(1)) * 1e3)
+    ios = len(durs.get('__blkdev_direct_IO_simple', []))
+    if not ios:
+        print(f'{name}: no I/Os in {path}')
+        return 1
+    print(f'{name}: {ios} I/Os traced; per function: calls per I/O, median and mean ns a call')
+    for fn, d in sorted(durs.items(), key=lambda kv: -statistics.median(kv[1]) * len(kv[1])):
+        print(f'  {fn:28} {len(d) / ios:6.2f} {statistics.median(d):9.0f} '
+              f'{statistics.mean(d):9.0f}')
+    return 0
+
+
+def open_trace(path):
+    return lzma.open(path, 'rt', errors='replace') if path.endswith('.xz') else \
+        open(path, errors='replace')
+
+
 def main(argv):
+    if argv[1] == 'fgraph':
+        return fgraph(argv[2], argv[3])
+    if argv[1] == 'trace':
+        argv = argv[1:]
     kind, path = argv[1], argv[2]
-    opener = lzma.open if path.endswith('.xz') else open
-    with opener(path, 'rt', errors='replace') as f:
+    with open_trace(path) as f:
         rs = [intervals(ev) for ev in reads(f)]
     if not rs:
         print(f'{kind}: no reads in {path}')
