@@ -56,6 +56,7 @@ def intervals(ev):
         key = name if n == 1 else f'{name}#{n}'
         out.setdefault(key, t - t0)
     # the context each completion ran in, for the report
+    out['_map'] = 0.0
     out['_irqs'] = counts.get('irq_handler_entry', 0)
     out['_cmds'] = counts.get('block_rq_issue', 0)
     out['_cpu_map'] = ev[0][2]
@@ -111,6 +112,23 @@ def open_trace(path):
         open(path, errors='replace')
 
 
+# consecutive steps of a read: (from, to, what)
+STEPS = [
+    ('_map', 'block_rq_issue', '.map to the first command issued'),
+    ('block_rq_issue', 'block_rq_issue#2', 'first to second command issued'),
+    ('block_rq_issue#2', 'irq_handler_entry', 'second issued to first interrupt'),
+    ('block_rq_issue', 'irq_handler_entry', 'first issued to first interrupt'),
+    ('block_rq_complete', 'block_rq_complete#2', 'first to second completion'),
+    ('block_rq_complete#2', 'ep_work', 'second completion to ecc_work (hop)'),
+    ('ep_dec', 'ep_decx', 'decode (ecc_pair_decode)'),
+    ('ep_decx', 'ep_done', 'decode end to the bio completed'),
+    ('block_rq_complete', 'ep_done', 'first completion to the bio completed'),
+    ('block_rq_complete#2', 'ep_done', 'second completion to the bio completed'),
+    ('ep_done', 'ep_woke', 'bio completed to fio running'),
+    ('_map', 'ep_woke', '.map to fio running'),
+]
+
+
 def main(argv):
     if argv[1] == 'fgraph':
         return fgraph(argv[2], argv[3])
@@ -129,20 +147,13 @@ def main(argv):
             continue
         print(f'  {label:40} {statistics.median(vals):8.1f} [{pct(vals, 10):7.1f}, '
               f'{pct(vals, 90):7.1f}] ({len(vals)})')
-    if all('ep_dec' in r and 'ep_decx' in r for r in rs[:10]):
-        d = [r['ep_decx'] - r['ep_dec'] for r in rs if 'ep_decx' in r and 'ep_dec' in r]
-        print(f'  {"decode (ep_dec to ep_decx)":40} {statistics.median(d):8.1f} '
-              f'[{pct(d, 10):7.1f}, {pct(d, 90):7.1f}]')
-        h = [r['ep_work'] - max(r['ep_dend'], r['ep_mend']) for r in rs
-             if 'ep_work' in r and 'ep_dend' in r and 'ep_mend' in r]
-        if h:
-            print(f'  {"second end_io to ecc_work (the hop)":40} {statistics.median(h):8.1f} '
-                  f'[{pct(h, 10):7.1f}, {pct(h, 90):7.1f}] ({len(h)})')
-        g = [r['block_rq_complete#2'] - r['block_rq_complete'] for r in rs
-             if 'block_rq_complete#2' in r]
-        if g:
-            print(f'  {"first to second completion":40} {statistics.median(g):8.1f} '
-                  f'[{pct(g, 10):7.1f}, {pct(g, 90):7.1f}] ({len(g)})')
+    print('  steps, each over the reads that have both ends: median [p10, p90]')
+    for a, b, label in STEPS:
+        d = [r[b] - r[a] for r in rs if a in r and b in r]
+        if len(d) >= len(rs) / 2:
+            print(f'  {label:40} {statistics.median(d):8.1f} [{pct(d, 10):7.1f}, '
+                  f'{pct(d, 90):7.1f}] ({len(d)})')
+    if any('ep_mend' in r for r in rs):
         first = sum(1 for r in rs if 'ep_dend' in r and 'ep_mend' in r
                     and r['ep_dend'] < r['ep_mend'])
         print(f'  data completed before its parity in {first} of {len(rs)} reads')
