@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""tools/ecc-profile.py trace|fgraph NAME TRACE[.xz]
+"""tools/ecc-profile.py trace|fgraph NAME TRACE[.xz] [PLAIN.json TRACED.json]
 
 tools/ecc-profile's reader (NAME only names the report).
 
@@ -9,12 +9,15 @@ each .map (ep_map: dm-pcm's pcm_map, ep_linmap: dm-linear's linear_map),
 each read's events in their order, and for each interval from .map the
 median, 10th and 90th percentile over every read, in microseconds.
 
-fgraph: a function_graph trace (funcgraph-tail on) of a few functions:
-for each, its calls per I/O (I/Os: __blkdev_direct_IO_simple's calls)
-and the median and mean of its durations, in ns (under icount, guest
-instructions), nested traced calls included.
+fgraph NAME TRACE [PLAIN.json TRACED.json]: a function_graph trace
+(funcgraph-tail on) of a few functions: for each, its calls per I/O
+(I/Os: __blkdev_direct_IO_simple's calls), the median of its durations
+in ns (under icount, guest instructions) and of the traced calls nested
+in it; with fio's JSON of the same run untraced and traced, the median
+less the tracer's cost (fgraph()'s comment), and that per I/O.
 """
 import collections
+import json
 import lzma
 import re
 import statistics
@@ -86,24 +89,77 @@ LABELS = [
 
 
 FG_LEAF = re.compile(r'([\d.]+) us\s+\|\s+([\w.]+)(?: \[\w+\])?\(\);')
+FG_OPEN = re.compile(r'\|\s+([\w.]+)(?: \[\w+\])?\(\) \{')
 FG_CLOSE = re.compile(r'([\d.]+) us\s+\|\s+\} /\* ([\w.]+)(?: \[\w+\])? \*/')
 
 
-def fgraph(name, path):
+def fio_ns(path):
+    """ns an I/O (1e9 / IOPS) of a fio JSON, or None."""
+    try:
+        with open(path) as f:
+            j = json.load(f)['jobs'][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    s = j['read'] if j['read']['io_bytes'] else j['write']
+    return 1e9 / s['iops'] if s['iops'] else None
+
+
+def fgraph(name, path, plain=None, traced=None):
+    """Each traced call's duration and how many traced calls ran inside
+    it; then each function's median with the tracer's own cost taken
+    out: H, what a call's own hooks add to its duration (the shortest
+    leaf call's), and F, what a traced call costs the code around it
+    ((traced - plain ns an I/O) / traced calls an I/O), for each call
+    nested in it."""
     durs = collections.defaultdict(list)
+    stack = []
     with open_trace(path) as f:
         for line in f:
-            m = FG_LEAF.search(line) or FG_CLOSE.search(line)
+            m = FG_LEAF.search(line)
             if m:
-                durs[m.group(2)].append(float(m.group(1)) * 1e3)
+                durs[m.group(2)].append((float(m.group(1)) * 1e3, 0))
+                if stack:
+                    stack[-1][1] += 1
+                continue
+            m = FG_OPEN.search(line)
+            if m:
+                stack.append([m.group(1), 0])
+                continue
+            m = FG_CLOSE.search(line)
+            if m:
+                nested = 0
+                while stack:
+                    fn, n = stack.pop()
+                    if fn == m.group(2):
+                        nested = n
+                        break
+                durs[m.group(2)].append((float(m.group(1)) * 1e3, nested))
+                if stack:
+                    stack[-1][1] += 1 + nested
     ios = len(durs.get('__blkdev_direct_IO_simple', []))
     if not ios:
         print(f'{name}: no I/Os in {path}')
         return 1
-    print(f'{name}: {ios} I/Os traced; per function: calls per I/O, median and mean ns a call')
-    for fn, d in sorted(durs.items(), key=lambda kv: -statistics.median(kv[1]) * len(kv[1])):
-        print(f'  {fn:28} {len(d) / ios:6.2f} {statistics.median(d):9.0f} '
-              f'{statistics.mean(d):9.0f}')
+    calls = sum(len(d) for d in durs.values()) / ios
+    h = min(d for v in durs.values() for d, n in v if n == 0)
+    a, b = fio_ns(plain) if plain else None, fio_ns(traced) if traced else None
+    fcost = (b - a) / calls if a and b else None
+    print(f'{name}: {ios} I/Os traced, {calls:.1f} traced calls an I/O; H {h:.0f} ns'
+          + (f', F {fcost:.0f} ns ({a:.0f} ns an I/O, {b:.0f} traced)' if fcost else ''))
+    print(f'  {"function":28} {"calls/IO":>8} {"median":>8} {"nested":>6}'
+          + (f' {"less H,F":>9} {"per I/O":>8}' if fcost else ''))
+    rows = []
+    for fn, v in durs.items():
+        med = statistics.median(d for d, _ in v)
+        nest = statistics.median(n for _, n in v)
+        # a function called at two depths (submit_bio_noacct): the sum
+        cor = sum(max(0.0, d - h - (fcost or 0) * n) for d, n in v) / ios
+        rows.append((fn, len(v) / ios, med, nest, cor))
+    for fn, cpi, med, nest, cor in sorted(rows, key=lambda r: -r[1] * r[2]):
+        line = f'  {fn:28} {cpi:8.2f} {med:8.0f} {nest:6.1f}'
+        if fcost:
+            line += f' {cor / cpi:9.0f} {cor:8.0f}'
+        print(line)
     return 0
 
 
@@ -131,7 +187,7 @@ STEPS = [
 
 def main(argv):
     if argv[1] == 'fgraph':
-        return fgraph(argv[2], argv[3])
+        return fgraph(*argv[2:6])
     if argv[1] == 'trace':
         argv = argv[1:]
     kind, path = argv[1], argv[2]
