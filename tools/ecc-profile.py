@@ -6,8 +6,9 @@ tools/ecc-profile's reader (NAME only names the report).
 
 trace: a tracefs trace of QD1 reads (one at a time) cut into reads at
 each .map (ep_map: dm-pcm's pcm_map, ep_linmap: dm-linear's linear_map),
-each read's events in their order, and for each interval from .map the
-median, 10th and 90th percentile over every read, in microseconds.
+each read's events in their order (a second event of a name is NAME#2),
+and the median, 10th and 90th percentile over every read, in
+microseconds, of each event's time from .map and of each step (STEPS).
 
 fgraph NAME TRACE [PLAIN.json TRACED.json]: a function_graph trace
 (funcgraph-tail on) of a few functions: for each, its calls per I/O
@@ -28,21 +29,20 @@ STARTS = ('ep_map', 'ep_linmap')
 
 
 def reads(lines):
-    """Each read's events: (time in us, name, cpu, rest), from its .map
-    to fio's task running again (ep_woke)."""
+    """Each read's events: (time in us, name), from its .map to fio's
+    task running again (ep_woke); interrupts other than NVMe's left out."""
     cur = None
     for line in lines:
         m = LINE.match(line)
         if not m:
             continue
-        task, cpu, t, name, rest = m.group(1), int(m.group(3)), float(m.group(4)) * 1e6, \
-            m.group(5), m.group(6)
+        t, name, rest = float(m.group(4)) * 1e6, m.group(5), m.group(6)
         if name == 'irq_handler_entry' and 'nvme' not in rest:
             continue
         if name in STARTS:
-            cur = [(t, name, cpu, task)]
+            cur = [(t, name)]
         elif cur is not None:
-            cur.append((t, name, cpu, task))
+            cur.append((t, name))
             if name == 'ep_woke':
                 yield cur
                 cur = None
@@ -53,16 +53,14 @@ def intervals(ev):
     t0 = ev[0][0]
     out = {}
     counts = {}
-    for t, name, _, _ in ev[1:]:
+    for t, name in ev[1:]:
         n = counts.get(name, 0) + 1
         counts[name] = n
         key = name if n == 1 else f'{name}#{n}'
         out.setdefault(key, t - t0)
-    # the context each completion ran in, for the report
     out['_map'] = 0.0
     out['_irqs'] = counts.get('irq_handler_entry', 0)
     out['_cmds'] = counts.get('block_rq_issue', 0)
-    out['_cpu_map'] = ev[0][2]
     return out
 
 
