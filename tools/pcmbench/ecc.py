@@ -11,7 +11,8 @@ whole through it (dm-integrity's tags and dm-pcm's parity all valid),
 one device at a time; fio covers the first ECC_MIB MiB of each.  --pcm-
 words adds words to dm-pcm ecc:bch's, and a word given as "+WORDS" (e.g.
 --pcm-words "+ecc_fast:1") adds a second ecc:bch device with them,
-reported beside the first.
+reported beside the first.  Where an ECC I/O's instructions go (perf,
+function_graph) and an NVMe read's time: tools/ecc-profile --help.
 """
 import statistics
 from .common import (RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, pcm_words, fio_cmd,
