@@ -784,6 +784,42 @@ def test_bench_counters():
           'the bare module\'s path')
 
 
+def test_ecc_profile():
+    """tools/ecc-profile (guest side): --help exits 0 and names its
+    modes, an unknown mode or kind is refused with status 2; its reader
+    (ecc-profile.py trace) cuts a tracefs trace into reads at each .map
+    and gives each step's median: two reads whose parity completes 15
+    and 25 us after the data, decoded 5 us after."""
+    prof = os.path.join(TOP, 'tools', 'ecc-profile')
+    res = subprocess.run([prof, '--help'], capture_output=True, text=True)
+    check(res.returncode == 0 and all(m in res.stdout for m in ('perf', 'fgraph', 'trace')),
+          f'ecc-profile --help: {res.returncode} {res.stdout[:200]!r}')
+    res = subprocess.run([prof, 'bogus'], capture_output=True, text=True)
+    check(res.returncode == 2, f'ecc-profile bogus: exit {res.returncode}')
+    res = subprocess.run([prof, 'trace', '--kinds', 'bogus'], capture_output=True, text=True)
+    check(res.returncode == 2 and 'unknown kind' in res.stderr,
+          f'ecc-profile --kinds bogus: {res.returncode} {res.stderr!r}')
+    lines = []
+    for i, (second, dec) in enumerate(((15, 20), (25, 30))):
+        t0 = 100.0 + i
+        for dt, ev in ((0, 'ep_map'), (2, 'block_rq_issue'), (3, 'block_rq_issue'),
+                       (10, 'block_rq_complete'), (second, 'block_rq_complete'),
+                       (dec, 'ep_dec'), (dec + 5, 'ep_decx'), (dec + 6, 'ep_done'),
+                       (dec + 8, 'ep_woke')):
+            lines.append(f'   fio-42   [000] d..1. {t0 + dt / 1e6:.6f}: {ev}: x\n')
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, 't.txt'), 'w') as f:
+            f.writelines(lines)
+        res = subprocess.run([sys.executable, prof + '.py', 'trace', 'ecc',
+                              os.path.join(d, 't.txt')], capture_output=True, text=True)
+    out = res.stdout
+    check(res.returncode == 0 and 'ecc: 2 reads' in out, f'ecc-profile.py trace: {out!r}')
+    step = [ln.split() for ln in out.splitlines() if 'first to second completion' in ln]
+    check(step and float(step[0][4]) == 10.0, f'first to second completion: median 10 us: {step}')
+    dec = [ln.split() for ln in out.splitlines() if 'decode (ecc_pair_decode)' in ln]
+    check(dec and float(dec[0][2]) == 5.0, f'decode: 5 us: {dec}')
+
+
 def test_bench_trace():
     """pcm-bench trace: --dilation taken (default 8 under icount, as the
     other dilated modes), --overhead-ns refused; its table and
@@ -1831,7 +1867,7 @@ def main():
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
-        test_bench_counters, test_bench_trace, test_app_spec, test_app_report)
+        test_bench_counters, test_bench_trace, test_ecc_profile, test_app_spec, test_app_report)
     return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
