@@ -319,7 +319,8 @@ static __always_inline void ecc_parity_w(const u64 *t, const u8 *d, unsigned int
 struct pcm_ecc_tab {
 	unsigned int users;	/* codecs sharing it: their init and exit are serialized */
 	unsigned int words;	/* of the parity state */
-	bool clmul;		/* @k is set and checked: clmul may compute parity */
+	bool clmul;		/* clmul computes parity (pcm_ecc_use_clmul()) */
+	bool clmul_ok;		/* @k is set and checked: clmul may compute parity */
 	struct ecc_clmul_k k;
 	u64 t[];		/* Tk[b]'s words at [(k * 256 + b) * words] */
 };
@@ -477,6 +478,7 @@ static struct pcm_ecc_tab *ecc_tab_build(struct bch_control *bch, unsigned int p
 	tb->users = 1;
 	tb->words = w;
 	tb->clmul = false;
+	tb->clmul_ok = false;
 	for (k = 0; k < 8; k++) {
 		for (b = 0; b < 256; b++) {
 			msg[0] = b;
@@ -579,8 +581,26 @@ int pcm_ecc_init(struct pcm_ecc *e, const struct pcm_ecc_geom *g)
 		} else {
 			e->tab->clmul = false;
 		}
+		e->tab->clmul_ok = e->tab->clmul;
 	}
 	return 0;
+}
+
+/*
+ * Whether clmul computes parity where it was set up and checked (@on),
+ * or the tables do: for a caller that timed both on this CPU.  Codecs
+ * sharing the tables follow; call it before any of them codes.
+ */
+void pcm_ecc_use_clmul(struct pcm_ecc *e, bool on)
+{
+	if (e->tab)
+		e->tab->clmul = on && e->tab->clmul_ok;
+}
+
+/* Whether clmul was set up and checked for this codec (in use or not). */
+bool pcm_ecc_clmul_ok(const struct pcm_ecc *e)
+{
+	return ECC_CLMUL && e->tab && e->tab->clmul_ok;
 }
 
 /*

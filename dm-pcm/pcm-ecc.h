@@ -96,6 +96,8 @@ void pcm_ecc_exit(struct pcm_ecc *e);
 bool pcm_ecc_fast(const struct pcm_ecc *e);
 bool pcm_ecc_clmul(const struct pcm_ecc *e);
 bool pcm_ecc_clmul_rows(const struct pcm_ecc *e);
+bool pcm_ecc_clmul_ok(const struct pcm_ecc *e);
+void pcm_ecc_use_clmul(struct pcm_ecc *e, bool on);
 const char *pcm_ecc_engine(const struct pcm_ecc *e);
 bool pcm_ecc_simd_begin(struct pcm_ecc *e);
 void pcm_ecc_simd_end(struct pcm_ecc *e);

@@ -944,6 +944,52 @@ static void test_clmul_fallback(void)
 	}
 	check(!pcm_shim_fpu_depth, "an FPU section left open");
 }
+
+/*
+ * The engine a caller picked (pcm_ecc_use_clmul(), after timing both):
+ * off, every codec sharing the tables computes by the tables, outside a
+ * SIMD section and inside one (which then takes no FPU), the same parity;
+ * on again, clmul; and never on where clmul was not set up.
+ */
+static void test_use_clmul(void)
+{
+	static u8 row[8 * 512], want[8 * 64], got[8 * 64];
+	struct pcm_ecc_geom g;
+	struct pcm_ecc a, b;
+	int sections;
+
+	if (!host_clmul()) {
+		printf("#   SKIP: this host has no PCLMULQDQ\n");
+		return;
+	}
+	check(!geom(&g, 6, 4, 64) && !pcm_ecc_init(&a, &g) && !pcm_ecc_init_shared(&b, &a),
+	      "pss");
+	check(pcm_ecc_clmul(&b) && pcm_ecc_clmul_ok(&b), "pss: clmul set up");
+	fill(row, sizeof(row));
+	check(pcm_ecc_simd_begin(&b), "a clmul section");
+	pcm_ecc_encode_sectors(&b, row, 8, want, 64);
+	pcm_ecc_simd_end(&b);
+	pcm_ecc_use_clmul(&a, false);
+	check(!pcm_ecc_clmul(&b) && pcm_ecc_clmul_ok(&b) && !strcmp(pcm_ecc_engine(&b), "tables"),
+	      "off: engine %s", pcm_ecc_engine(&b));
+	sections = pcm_shim_fpu_sections;
+	check(!pcm_ecc_simd_begin(&b) && !b.simd, "off: a section without the FPU");
+	pcm_ecc_encode_sectors(&b, row, 8, got, 64);
+	check(pcm_ecc_check_sectors(&b, row, 8, want, 64), "off: the check fails clmul's parity");
+	pcm_ecc_simd_end(&b);
+	check(pcm_shim_fpu_sections == sections, "off: kernel_fpu_begin() all the same");
+	check(!memcmp(want, got, sizeof(want)), "off: the tables' parity differs from clmul's");
+	pcm_ecc_use_clmul(&b, true);
+	check(pcm_ecc_clmul(&a) && !strncmp(pcm_ecc_engine(&a), "clmul", 5), "on again: %s",
+	      pcm_ecc_engine(&a));
+	pcm_ecc_exit(&a);
+	pcm_ecc_exit(&b);
+
+	check(!geom(&g, 4, 16, 128) && !pcm_ecc_init(&a, &g), "m * t over 64");
+	pcm_ecc_use_clmul(&a, true);
+	check(!pcm_ecc_clmul(&a) && !pcm_ecc_clmul_ok(&a), "clmul on without its set-up");
+	pcm_ecc_exit(&a);
+}
 #endif
 
 /*
@@ -1176,6 +1222,7 @@ int main(void)
 #ifdef CONFIG_X86_64
 	RUN(test_clmul_parity);
 	RUN(test_clmul_fallback);
+	RUN(test_use_clmul);
 #endif
 	return tap_done();
 }

@@ -92,6 +92,25 @@ dd if=/dev/mapper/ecc of=/dev/null bs=1M count=4 iflag=direct status=none
 expect_eq "set rber 0: no more errors" "$(field ecc ecc_raw_bits)" 0
 dmsetup remove ecc
 
+# --- the parity engine: where pss's parity fits clmul and the CPU has
+# it, the constructor times clmul and the tables over a row and keeps the
+# faster; the log says which, once per engine while the module is
+# loaded (so it is loaded afresh here), with both times ---
+if grep -qw pclmulqdq /proc/cpuinfo && rmmod dm_pcm && pcm_module_loaded; then
+	wipe_meta /dev/ram0
+	pcm_create ecc /dev/ram0 ecc:bch preset:pss gap_interval:0
+	dmsetup remove ecc
+	line=$(dmesg | grep 'ecc:bch parity engine: .*(a 4 KiB row' | tail -n 1)
+	note "${line#*] }"
+	if [[ $line =~ engine:\ ([a-z]+).*clmul\ ([0-9]+)\ ns,\ tables\ ([0-9]+)\ ns ]]; then
+		want=tables
+		((BASH_REMATCH[2] <= BASH_REMATCH[3])) && want=clmul
+		expect_eq "the engine kept is the faster" "${BASH_REMATCH[1]}" "$want"
+	else
+		fail "no timed engine choice in the log after a pss device"
+	fi
+fi
+
 # --- past t, sector by sector: what each read returns is what status
 # counts.  5 bits in each of 64 sectors of a weak code (one codeword,
 # t = 2): the decoder refuses most (EIO, counted uncorrectable) and
