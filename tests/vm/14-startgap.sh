@@ -82,7 +82,11 @@ dmsetup remove race
 # concurrent bios (128 rows of 4 KiB a batch, dm-pcm-move.c), so 300
 # domains are three batches, the last one short.  Every domain's gap
 # moves, the data reads back the same live and after remove + create,
-# and with ecc:bch each row's parity moved with it (no bit corrected)
+# and with ecc:bch each row's parity moved with it (no bit corrected).
+# Not on the compat tier: the batching and the parity's moves are
+# dm-pcm's own code; the copies' bios (submit_bio of a round's reads,
+# then its writes) run on 6.1 in sections 1-3, rounds of 1 to 5 domains.
+compat_skip "5 (a round over 300 domains)" ||
 for words in "gap_interval:0 domains:300 randomize:11" \
 	     "gap_interval:0 domains:300 randomize:11 ecc:bch"; do
 	dmsetup create mr --table "$(pcm_table /dev/ram0 $words format)"
