@@ -586,12 +586,14 @@ static u32 rber_flips(struct pcm_c *pc, struct ecc_rd *rd, const struct pcm_err_
  * changed, or whose parity differs, is decoded in a private copy, the
  * bio's own data being the truth.  A sector that straddles two bvecs is
  * copied from the start.  Its errors are those of read @nread of physical
- * sector @psector.  Returns false when it is uncorrectable (zeroed).
+ * sector @psector; what is injected in it is taken only if @took_inj
+ * (then it runs outside any FPU section).  Returns false when it is
+ * uncorrectable (zeroed).
  */
 static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio *bio,
 			    struct bvec_iter *it, sector_t lsector, const u8 *p,
 			    const struct pcm_err_rate *rate, u64 psector, u32 nread,
-			    struct pcm_stuck_iter *ws)
+			    struct pcm_stuck_iter *ws, bool took_inj)
 {
 	struct pcm_ecc_dev *e = pc->ecc;
 	const struct pcm_ecc_geom *g = &e->geom;
@@ -611,7 +613,7 @@ static bool ecc_read_sector(struct pcm_c *pc, struct pcm_ecc_ctx *c, struct bio 
 		memcpy(c->parity, p, pcm_ecc_sector_parity(g));
 		rd.copied = true;
 	}
-	inj = pcm_inject_take(pc, lsector);
+	inj = took_inj ? pcm_inject_take(pc, lsector) : 0;
 	if (inj)
 		flips += inject_flips(pc, &rd, psector, nread, inj);
 	if (rate->mant)
@@ -725,7 +727,17 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 	/* wear hook: the row's stuck cells, then this sector's of them */
 	pcm_wear_stuck_begin(pc, sp->slot, sector_bits(&e->geom), &ws);
 	c = ctx_get(e);
-	pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
+	/*
+	 * A row with errors injected takes them sector by sector under the
+	 * injections' spinlock, and may kfree a used-up one: both may sleep
+	 * on PREEMPT_RT, where kernel_fpu_begin() disables preemption.  So
+	 * such a row is decoded outside any FPU section, by the tables (the
+	 * same parity as clmul's: pcm_ecc_use_clmul()), with BHs off and
+	 * the context's local lock only, which sleep on RT too.  Only reads
+	 * after an "inject" pay for it.
+	 */
+	if (!inj)
+		pcm_ecc_simd_begin(&c->codec);	/* a row's sectors: no I/O, no sleep */
 	if (!inj && ecc_row_clean(e, bio, *it, sp, meta, &rate, &ws, c)) {
 		bio_advance_iter(bio, it, sp->n << SECTOR_SHIFT);
 		i = sp->n;	/* nothing to decode */
@@ -736,9 +748,10 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 		pcm_stuck_sector(&ws, sp->first + i);
 		good &= ecc_read_sector(pc, c, bio, it, lsector + i,
 					meta + (sp->first + i) * e->geom.meta_bytes,
-					&rate, psector + i, nread, &ws);
+					&rate, psector + i, nread, &ws, inj);
 	}
-	pcm_ecc_simd_end(&c->codec);
+	if (!inj)
+		pcm_ecc_simd_end(&c->codec);
 	ctx_put(e);
 	return good;
 }

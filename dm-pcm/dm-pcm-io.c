@@ -410,12 +410,13 @@ static void submit_remapped(struct pcm_c *pc, struct bio *bio)
  */
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 {
-	struct bio_list go;
+	struct bio_list go, fail;
 	bool due, more;
 	struct bio *bio;
 
 again:
 	bio_list_init(&go);
+	bio_list_init(&fail);
 	due = false;
 	spin_lock(&dom->lock);
 	while ((bio = bio_list_peek(&dom->parked))) {
@@ -426,6 +427,14 @@ again:
 			break;
 		bio_list_pop(&dom->parked);
 		pcm_enter(pc, io);
+		/*
+		 * A write the metadata's failure fails never reaches a cell:
+		 * it neither wears its row nor brings a gap move nearer.
+		 */
+		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
+			bio_list_add(&fail, bio);
+			continue;
+		}
 		remap(pc, dom, bio, io->row, sector & ((1U << pc->layout.row_shift) - 1));
 		if (programs_cells(bio))
 			pcm_wear_count(pc, bio->bi_iter.bi_sector);
@@ -435,7 +444,7 @@ again:
 		}
 		bio_list_add(&go, bio);
 	}
-	if (bio_list_empty(&go)) {
+	if (bio_list_empty(&go) && bio_list_empty(&fail)) {
 		update_gate(dom);
 		spin_unlock(&dom->lock);
 		return;
@@ -445,14 +454,12 @@ again:
 	spin_unlock(&dom->lock);
 	if (due)
 		pcm_move_due(pc);
-	while ((bio = bio_list_pop(&go))) {
-		if (op_is_write(bio_op(bio)) && READ_ONCE(pc->meta_failed)) {
-			pcm_io_done(pc, io_of(pc, bio));
-			bio_io_error(bio);
-			continue;
-		}
-		submit_remapped(pc, bio);
+	while ((bio = bio_list_pop(&fail))) {
+		pcm_io_done(pc, io_of(pc, bio));
+		bio_io_error(bio);
 	}
+	while ((bio = bio_list_pop(&go)))
+		submit_remapped(pc, bio);
 	/* writes that came meanwhile parked behind the batch: they may go */
 	spin_lock(&dom->lock);
 	dom->releasing--;
@@ -715,15 +722,16 @@ static noinline int end_io_ecc(struct pcm_c *pc, struct bio *bio, blk_status_t *
 		pcm_ecc_write_end_io(pc, io);
 	pcm_io_done(pc, io);
 	if (unlikely(io->timed))
-		return pcm_timing_end_io(pc, bio, io);
+		return pcm_timing_end_io(pc, bio, io, error);
 	return DM_ENDIO_DONE;
 }
 
 /* pcm_end_io() of a bio the timing model charged */
-static noinline int end_io_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+static noinline int end_io_timed(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+				 blk_status_t *error)
 {
 	pcm_io_done(pc, io);
-	return pcm_timing_end_io(pc, bio, io);
+	return pcm_timing_end_io(pc, bio, io, error);
 }
 
 /*
@@ -750,7 +758,7 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		return pcm_raw_end_io(pc, bio, io);
 	}
 	if (unlikely(io->timed))
-		return end_io_timed(pc, bio, io);
+		return end_io_timed(pc, bio, io, error);
 	pcm_io_done(pc, io);
 	return DM_ENDIO_DONE;
 }

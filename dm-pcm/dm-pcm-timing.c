@@ -28,6 +28,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
@@ -57,6 +58,12 @@ static u64 late_bucket_floor(unsigned int b)
 	return 1ULL << (PCM_LATE_FINE_SHIFT + 5 + b - PCM_LATE_FINE);
 }
 
+/* The figures being counted: under rcu_read_lock() (pcm_timing_reset()). */
+static struct pcm_timing_stats __percpu *stats_of(struct pcm_timing *t)
+{
+	return READ_ONCE(t->stats);
+}
+
 int pcm_timing_init(struct pcm_c *pc)
 {
 	struct pcm_timing *t;
@@ -71,7 +78,9 @@ int pcm_timing_init(struct pcm_c *pc)
 	/* as many as "set tags" may ask for: set never allocates */
 	t->tag_free = kvcalloc(PCM_TM_MAX_TAGS, sizeof(u64), GFP_KERNEL);
 	t->stats = alloc_percpu(struct pcm_timing_stats);
-	if (!t->chans || !t->tag_free || !t->stats)
+	t->spare = alloc_percpu(struct pcm_timing_stats);
+	mutex_init(&t->reset_lock);
+	if (!t->chans || !t->tag_free || !t->stats || !t->spare)
 		return -ENOMEM;
 	pcm_tm_init(&t->tm, &p, t->chans, t->tag_free);
 	t->overhead = pc->live.val[PCM_OVERHEAD_NS];
@@ -86,6 +95,7 @@ void pcm_timing_exit(struct pcm_c *pc)
 
 	if (!t)
 		return;
+	free_percpu(t->spare);
 	free_percpu(t->stats);
 	kvfree(t->tag_free);
 	kvfree(t->chans);
@@ -155,6 +165,7 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		.row_bytes = 1U << (shift + SECTOR_SHIFT),
 		.bytes = bio->bi_iter.bi_size,
 	};
+	struct pcm_timing_stats __percpu *st;
 	struct pcm_tm_result res;
 	unsigned int dir = rq.write;
 	u64 lat;
@@ -175,25 +186,35 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	trace_pcm_charge(pc->devt, rq.write, rq.bytes, rq.arrival, res.done, res.loc.channel,
 			 res.loc.rank);
 	lat = res.done - rq.arrival;
-	this_cpu_add(t->stats->f.lat_sum[dir], lat);
-	this_cpu_inc(t->stats->f.lat_n[dir]);
-	pcm_cpu_raise(&t->stats->f.lat_max[dir], lat);
+	rcu_read_lock();
+	st = stats_of(t);
+	/*
+	 * The maximum before the count before the sum, as sum_figs() reads
+	 * them the other way round: a latency the mean includes is within
+	 * the maximum it prints.
+	 */
+	pcm_cpu_raise(&st->f.lat_max[dir], lat);
+	smp_wmb();	/* the maximum before the count: sum_figs()'s smp_rmb()s */
+	this_cpu_inc(st->f.lat_n[dir]);
+	smp_wmb();	/* the count before the sum */
+	this_cpu_add(st->f.lat_sum[dir], lat);
 	if (PCM_COUNTERS && res.front_ns) {
-		this_cpu_add(t->stats->f.front_busy, res.front_ns);
+		this_cpu_add(st->f.front_busy, res.front_ns);
 		if (res.front_wait) {
-			this_cpu_add(t->stats->f.front_wait, res.front_wait);
-			pcm_cpu_raise(&t->stats->f.front_wait_max, res.front_wait);
+			this_cpu_add(st->f.front_wait, res.front_wait);
+			pcm_cpu_raise(&st->f.front_wait_max, res.front_wait);
 		}
 	}
 	if (res.tag_waited) {
-		this_cpu_inc(t->stats->f.tag_waits);
+		this_cpu_inc(st->f.tag_waits);
 		if (PCM_COUNTERS) {
-			this_cpu_add(t->stats->f.tag_wait, res.tag_wait);
-			pcm_cpu_raise(&t->stats->f.tag_wait_max, res.tag_wait);
+			this_cpu_add(st->f.tag_wait, res.tag_wait);
+			pcm_cpu_raise(&st->f.tag_wait_max, res.tag_wait);
 		}
 	}
 	if (res.cache_waited)
-		this_cpu_inc(t->stats->f.cache_waits);
+		this_cpu_inc(st->f.cache_waits);
+	rcu_read_unlock();
 	/*
 	 * What the host adds after a hold ends (the timer's interrupt, the
 	 * dm core, waking the submitter) comes off it, so that the submitter
@@ -224,9 +245,9 @@ void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot)
 		    pcm_wear_prog_q16(pc, dst_slot));
 }
 
-static void count_lateness(struct pcm_timing *t, u64 ns)
+static void count_lateness(struct pcm_timing_stats __percpu *st, u64 ns)
 {
-	this_cpu_inc(t->stats->late_hist[late_bucket(ns)]);
+	this_cpu_inc(st->late_hist[late_bucket(ns)]);
 }
 
 static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
@@ -236,7 +257,9 @@ static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
 	struct bio *bio = pcm_bio_of(pc, io);
 	u64 now = ktime_get_ns();
 
-	count_lateness(pc->timing, now > io->deadline ? now - io->deadline : 0);
+	rcu_read_lock();
+	count_lateness(stats_of(pc->timing), now > io->deadline ? now - io->deadline : 0);
+	rcu_read_unlock();
 	trace_pcm_held(pc->devt, op_is_write(bio_op(bio)), io->deadline, now, io->chan,
 		       io->rank);
 	/* end_io runs again and lets it go */
@@ -244,10 +267,18 @@ static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* end_io of a charged bio: hold it until its modeled instant. */
-int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
+/*
+ * end_io of a charged bio: hold it until its modeled instant.  A held
+ * bio keeps its status in bi_status: the dm core forgets *@error when
+ * end_io returns DM_ENDIO_INCOMPLETE, and reads bi_status when the timer
+ * ends the bio again (an error end_io made, e.g. an uncorrectable
+ * sector, would otherwise come back as success).
+ */
+int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+		      blk_status_t *error)
 {
 	struct pcm_timing *t = pc->timing;
+	struct pcm_timing_stats __percpu *st;
 	u64 now;
 
 	if (io->held) {
@@ -256,38 +287,53 @@ int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 		return DM_ENDIO_DONE;
 	}
 	now = ktime_get_ns();
+	rcu_read_lock();
+	st = stats_of(t);
 	if (now < io->deadline) {
+		this_cpu_inc(st->f.held);
+		rcu_read_unlock();
+		bio->bi_status = *error;
 		io->held = true;
 		io->pc = pc;
-		this_cpu_inc(t->stats->f.held);
 		pcm_hrtimer_init(&io->timer, pcm_timer_fn);
 		hrtimer_start(&io->timer, ns_to_ktime(io->deadline), HRTIMER_MODE_ABS);
 		return DM_ENDIO_INCOMPLETE;
 	}
 	/* the backing I/O took longer than the model: this host was too slow */
-	this_cpu_inc(t->stats->f.late);
-	pcm_cpu_raise(&t->stats->f.late_max, now - io->deadline);
+	this_cpu_inc(st->f.late);
+	pcm_cpu_raise(&st->f.late_max, now - io->deadline);
+	count_lateness(st, now - io->deadline);
+	rcu_read_unlock();
 	trace_pcm_late(pc->devt, op_is_write(bio_op(bio)), io->deadline, now, io->chan,
 		       io->rank);
-	count_lateness(t, now - io->deadline);
 	io->timed = false;
 	return DM_ENDIO_DONE;
 }
 
-/* The CPUs' figures added up (the maxima: the largest). */
-static void sum_figs(struct pcm_timing *t, struct pcm_timing_figs *sum)
+/*
+ * The CPUs' figures added up (the maxima: the largest), under
+ * rcu_read_lock().  The sums first, then the counts, then the rest, each
+ * over every CPU: an updater writes them the other way round
+ * (pcm_timing_charge()), and may move to another CPU in between.
+ */
+static void sum_figs(struct pcm_timing_stats __percpu *st, struct pcm_timing_figs *sum)
 {
+	const struct pcm_timing_figs *c;
 	unsigned int cpu, i;
 
 	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < 2; i++)
+			sum->lat_sum[i] += READ_ONCE(per_cpu_ptr(st, cpu)->f.lat_sum[i]);
+	smp_rmb();	/* the sums before the counts: pcm_timing_charge()'s smp_wmb()s */
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < 2; i++)
+			sum->lat_n[i] += READ_ONCE(per_cpu_ptr(st, cpu)->f.lat_n[i]);
+	smp_rmb();	/* the counts before the maxima */
 	for_each_possible_cpu(cpu) {
-		const struct pcm_timing_figs *c = &per_cpu_ptr(t->stats, cpu)->f;
-
-		for (i = 0; i < 2; i++) {
-			sum->lat_sum[i] += READ_ONCE(c->lat_sum[i]);
-			sum->lat_n[i] += READ_ONCE(c->lat_n[i]);
+		c = &per_cpu_ptr(st, cpu)->f;
+		for (i = 0; i < 2; i++)
 			sum->lat_max[i] = max(sum->lat_max[i], READ_ONCE(c->lat_max[i]));
-		}
 		sum->tag_waits += READ_ONCE(c->tag_waits);
 		sum->cache_waits += READ_ONCE(c->cache_waits);
 		sum->held += READ_ONCE(c->held);
@@ -301,6 +347,14 @@ static void sum_figs(struct pcm_timing *t, struct pcm_timing_figs *sum)
 	}
 }
 
+/* The figures now counted, summed. */
+static void timing_figs(struct pcm_timing *t, struct pcm_timing_figs *sum)
+{
+	rcu_read_lock();
+	sum_figs(stats_of(t), sum);
+	rcu_read_unlock();
+}
+
 void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		       unsigned int *szp)
 {
@@ -309,7 +363,7 @@ void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 	u64 mean[2];
 	int d;
 
-	sum_figs(pc->timing, s);
+	timing_figs(pc->timing, s);
 	for (d = 0; d < 2; d++)
 		mean[d] = s->lat_n[d] ? div64_u64(s->lat_sum[d], s->lat_n[d]) : 0;
 	DMEMIT(" timing:%s read_lat_mean_ns:%llu read_lat_max_ns:%llu",
@@ -320,15 +374,29 @@ void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 	*szp = sz;
 }
 
+/*
+ * "stats reset": the spare set, zeroed, becomes the one counted, and the
+ * old one the spare once no updater can still be in it.  Zeroing the
+ * figures in place would race other CPUs' this_cpu_add()s: an add that
+ * straddles the memset writes its old sum back while its count is gone.
+ */
 void pcm_timing_reset(struct pcm_c *pc)
 {
 	struct pcm_timing *t = pc->timing;
+	struct pcm_timing_stats __percpu *old;
 	unsigned int cpu;
 
+	mutex_lock(&t->reset_lock);
 	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(t->stats, cpu), 0, sizeof(struct pcm_timing_stats));
+		memset(per_cpu_ptr(t->spare, cpu), 0, sizeof(struct pcm_timing_stats));
+	old = t->stats;
+	/* the zeros before the pointer (updaters reach them through it) */
+	smp_store_release(&t->stats, t->spare);
+	synchronize_rcu();
+	t->spare = old;
 	pcm_tm_usage_reset(&t->tm);
 	WRITE_ONCE(t->since, ktime_get_ns());
+	mutex_unlock(&t->reset_lock);
 }
 
 /*
@@ -338,19 +406,23 @@ void pcm_timing_reset(struct pcm_c *pc)
 int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen)
 {
 	struct pcm_timing *t = pc->timing;
+	struct pcm_timing_stats __percpu *st;
 	unsigned int sz = 0, b, cpu;
 	u64 n, total = 0;
 
+	rcu_read_lock();
+	st = stats_of(t);
 	for (b = 0; b < PCM_LATE_BUCKETS; b++) {
 		n = 0;
 		for_each_possible_cpu(cpu)
-			n += READ_ONCE(per_cpu_ptr(t->stats, cpu)->late_hist[b]);
+			n += READ_ONCE(per_cpu_ptr(st, cpu)->late_hist[b]);
 		total += n;
 		if (n)
 			DMEMIT("%s%llu-%llu:%llu", sz ? " " : "", late_bucket_floor(b),
 			       b + 1 < PCM_LATE_BUCKETS ? late_bucket_floor(b + 1) : U64_MAX,
 			       n);
 	}
+	rcu_read_unlock();
 	DMEMIT("%scompletions:%llu", sz ? " " : "", total);
 	return 1;
 }
@@ -389,7 +461,7 @@ int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen)
 	unsigned int sz = 0;
 	u32 c, r, i, n;
 
-	sum_figs(t, &fig);
+	timing_figs(t, &fig);
 	DMEMIT("elapsed_ns:%llu channels:%u ranks:%u\n", elapsed, channels, ranks);
 	DMEMIT("front requests:%llu busy_ns:%llu util_ppm:%llu wait_ns:%llu wait_max_ns:%llu\n",
 	       fig.lat_n[0] + fig.lat_n[1], fig.front_busy,
@@ -431,7 +503,7 @@ void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen
 	unsigned int sz = *szp;
 	u32 c, r, i, n;
 
-	sum_figs(t, &fig);
+	timing_figs(t, &fig);
 	for (c = 0; c < channels; c++) {
 		for (r = 0; r < ranks; r += n) {
 			n = min_t(u32, ranks - r, PCM_USE_BATCH);

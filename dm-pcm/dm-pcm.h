@@ -223,7 +223,13 @@ struct pcm_timing {
 	u64 *tag_free;
 	u64 overhead;			/* overhead_ns: holds end this much early */
 	u64 since;			/* figures count from: init, "stats reset" */
+	/*
+	 * The figures being counted, and a zeroed set "stats reset" swaps
+	 * in (pcm_timing_reset()); updaters and readers use one under RCU.
+	 */
 	struct pcm_timing_stats __percpu *stats;
+	struct pcm_timing_stats __percpu *spare;
+	struct mutex reset_lock;	/* "stats reset"s, one at a time */
 };
 
 /*
@@ -534,7 +540,8 @@ void pcm_timing_exit(struct pcm_c *pc);
 void pcm_timing_update(struct pcm_c *pc);
 void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
 void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot);
-int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
+int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
+		      blk_status_t *error);
 void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		       unsigned int *szp);
 void pcm_timing_reset(struct pcm_c *pc);
