@@ -302,7 +302,7 @@ PY
 	expect_eq "$n resets under 4 jobs of QD32 reads: the mean never above the maximum" \
 		"$(grep -c '^bad' /tmp/reset.out)" 0
 	w=$(awk '/^resets/ {print $4}' /tmp/reset.out)
-	expect "reads came in between resets (${w:-0} of $n)" test "${w:-0}" -gt $((n / 2))
+	expect "reads were running: status showed reads after ${w:-0} of the $n resets" test "${w:-0}" -gt 0
 	dmsetup remove tr
 fi
 

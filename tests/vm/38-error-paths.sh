@@ -29,6 +29,7 @@ brd_load 16 2 || skip_all "brd not available"
 T=30			# bound on every command that may block
 GEOM="ecc_codewords:1 ecc_t:8 meta_bytes:16"	# inject 9 bits: uncorrectable
 HOLD="read_ns:2000000 write_ns:2000000"
+rm -f /tmp/ep.*
 for b in A B C; do
 	head -c 4096 /dev/urandom > /tmp/ep.$b
 done
@@ -71,8 +72,10 @@ what() {
 	shift 3
 	rd "$blk" "$sec" "$bs" || { echo error; return; }
 	for f in "$@"; do
-		if cmp -s /tmp/ep.got <(dd if="$f" bs=512 skip="$sec" count=$((bs / 512)) \
-			status=none); then
+		# (each slice cut once: a process less per compare under TCG)
+		[ -e "$f.$sec.$bs" ] ||
+			dd if="$f" of="$f.$sec.$bs" bs=512 skip="$sec" count=$((bs / 512)) status=none
+		if cmp -s /tmp/ep.got "$f.$sec.$bs"; then
 			echo "${f##*.}"
 			return
 		fi
@@ -188,6 +191,7 @@ modprobe dm-mod 2>/dev/null
 setup /dev/ram0 || skip_all "dm-linear not available"
 for ecc in bch none; do
 	for hold in 0 1; do
+		[ $hold = 0 ] && compat_skip "ram ecc:$ecc without a hold" && continue
 		matrix "ram ecc:$ecc hold:$hold" $ecc $hold
 	done
 done
@@ -240,6 +244,7 @@ if [ -n "$nvme" ] && [ -b "$nvme" ]; then
 	nvme=$(readlink -f "$nvme")
 	setup "$nvme"
 	for hold in 0 1; do
+		[ $hold = 0 ] && compat_skip "nvme ecc:bch without a hold" && continue
 		matrix "nvme ecc:bch hold:$hold" bch $hold
 	done
 	teardown
