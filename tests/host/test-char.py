@@ -925,9 +925,16 @@ def test_papers_table():
     keys = [f.key for f in papers.FIGURES]
     check(len(keys) == len(set(keys)), 'keys unique')
     for f in papers.FIGURES:
-        check(f.preset in ('onyx', 'pss', 'psd', 'reram', 'optane') and f.kind in ('near', 'at_most', 'note')
-              and (f.kind == 'note' or f.metric in results.METRICS), f'{f.key}')
-        spec.parse_size('bs', f.bs)
+        check(f.preset in ('onyx', 'pss', 'psd', 'reram', 'optane') and
+              f.kind in ('near', 'at_most', 'at_least', 'between', 'note', 'app') and
+              (f.kind in ('note', 'app') or f.metric in results.METRICS), f'{f.key}')
+        check((f.kind == 'between') == (f.high is not None) and
+              (f.high is None or f.value < f.high), f'{f.key}: a range has two ends')
+        check((f.kind == 'app') == (f.app is not None) and
+              (f.kind != 'app' or (f.differs and not f.reached)),
+              f'{f.key}: an application\'s figure says what run it waits for')
+        if f.kind != 'app':
+            spec.parse_size('bs', f.bs)
     check(papers.BY_KEY['onyx.read4k.lat'].value == 38 and
           papers.BY_KEY['pss.write4k.p999'].value == 240, 'values')
 
@@ -990,6 +997,27 @@ JUDGE_CASES = [
      'paper', 'within 2 %'),
     ('not measured',
      dict(metric='iops', paper=1, measured=None), 'not reproduced', None, 'not measured'),
+    ('not measured, and what run it waits for',
+     dict(metric='ops', paper=1.21, measured=None, kind='app', missing='no BerkeleyDB run'),
+     'not reproduced', None, 'not measured: no BerkeleyDB run'),
+    ('at least a bound',
+     dict(metric='mbps', kind='at_least', paper=480, measured=460), 'reproduced', 'paper',
+     'at least the bound (-5 %)'),
+    ('under an at-least bound by more than 5 %',
+     dict(metric='mbps', kind='at_least', paper=480, measured=450), 'not reproduced', None,
+     'under the bound by 6.2 %'),
+    ('within a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=2.08), 'reproduced',
+     'paper', 'within the range'),
+    ('a range\'s ends widened by the tolerance',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=1.64), 'reproduced',
+     'paper', 'within the range'),
+    ('below a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=1.6), 'not reproduced',
+     None, 'under the bound by 7.0 %'),
+    ('above a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=2.5), 'not reproduced',
+     None, 'over the bound by 13.6 %'),
 ]
 
 
@@ -1057,8 +1085,12 @@ def rst_preset_rows():
 
 
 def rst_value(cell):
-    """A paper cell of the .rst as (value, unit): 191K IOPS, 1.1 GB/s, 2 ms, ~1, 19x, 64."""
+    """A paper cell of the .rst as (value, unit): 191K IOPS, 1.1 GB/s, 2 ms, ~1, 19x, 64;
+    a range, 1.72-2.20x, as its low end."""
     c = cell.replace('~', '').replace('+', '')
+    if '-' in c.strip('-'):
+        low, high = c.split('-', 1)
+        c = low + high.lstrip('0123456789.')
     unit = None
     for suffix, u, f in ((' GB/s', 'MB/s', 1000), (' MB/s', 'MB/s', 1), (' ms', 'us', 1000),
                          (' us', 'us', 1), ('K IOPS', 'IOPS', 1000), (' %', '%', 1),
@@ -1089,12 +1121,17 @@ def test_papers_rst():
         used.add(f.key)
         if f.kind == 'note':
             continue
+        if err in ('range', 'not run'):
+            check(f.kind == ('between' if err == 'range' else 'app') and
+                  (err == 'range' or (not f.reached and 'not measured' in f.differs)),
+                  f'{f.key}: the .rst says {err}')
+            continue
         if err == 'bound':
             check(not f.reached and f.differs and 'not reproduced' in f.differs,
                   f'{f.key}: the .rst says bound: not reached, with its reason')
             continue
         off = 0.0 if err.startswith('<') else abs(float(err.rstrip(' %')))
-        beyond = off > verdict.tolerance(f.metric) * 100 and f.kind != 'at_most'
+        beyond = off > verdict.tolerance(f.metric) * 100 and f.kind == 'near'
         check(bool(f.differs) == beyond and f.reached,
               f'{f.key}: the .rst\'s model is {err} off: {"a reason" if beyond else "no reason"}'
               f' in papers.py ({f.differs!r})')

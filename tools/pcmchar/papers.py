@@ -9,9 +9,16 @@ I/O depth (one depth, or every depth of a tuple), the side (read or write)
 and the metric (results.METRICS); 'over' names a second workload that the
 value is a ratio to (the PSD paper's normalized latencies); 'words' are
 table words the device needs beside its preset (Onyx's early completion).
-kind: 'near' (to within 5 %), 'at_most' (a bound), 'note' (a figure no one
-workload's metric measures, as early completion's gain over late, or one
-the model does not reproduce; test-presets.py checks or explains each).
+kind: 'near' (to within 5 %), 'at_most' or 'at_least' (a bound),
+'between' (a range: the paper gives its ends, value and high, not which
+access size has which), 'note' (a figure no one workload's metric
+measures, as early completion's gain over late, or one the model does not
+reproduce; test-presets.py checks or explains each), 'app' (a figure of
+an application that pcm-bench app would run, not a fio workload: 'app'
+names it; a characterization lists it, never measured, with 'differs'
+saying what run it waits for).  'versus' names the table words of a
+second device: the figure is that device's metric over this preset's on
+the same point (Onyx over the ioDrive it was compared with).
 
 'differs' is the reason dm-pcm.rst's "Presets" gives where the model is
 not within a verdict's tolerance of the paper (pcmchar/verdict.py: 2 %
@@ -26,7 +33,8 @@ holds these to the .rst's tables.
 
 class Figure:
     def __init__(self, key, what, value, unit, rw, bs, iodepth, metric, kind='near',
-                 words='', over=None, source='', differs=None, reached=True):
+                 words='', over=None, source='', differs=None, reached=True, high=None,
+                 versus=None, app=None):
         self.key, self.what, self.value, self.unit = key, what, value, unit
         self.preset = key.split('.')[0]
         self.rw, self.bs, self.metric, self.kind = rw, bs, metric, kind
@@ -34,9 +42,17 @@ class Figure:
         self.side = 'read' if rw.endswith('read') else 'write'
         self.words, self.over, self.source = words, over, source
         self.differs, self.reached = differs, reached
+        self.high, self.versus, self.app = high, versus, app
+
+    def paper(self):
+        """The paper's figure as verdict.judge() takes it: a number, or
+        for a range the pair (value, high)."""
+        return (self.value, self.high) if self.kind == 'between' else self.value
 
     def paper_text(self):
-        bound = '<= ' if self.kind == 'at_most' else ''
+        if self.kind == 'between':
+            return f'{self.value:g}-{self.high:g} {self.unit}'
+        bound = {'at_most': '<= ', 'at_least': '>= '}.get(self.kind, '')
         return f'{bound}{self.value:g} {self.unit}'
 
 
