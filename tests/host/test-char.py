@@ -523,6 +523,77 @@ def test_report():
     check(points.count('| p00') == 8, 'every point (4) on both devices, one side each')
 
 
+# TINY on Onyx (early completion) and the ioDrive, 512 B, 1 KB and 1 MB, 16 in flight
+IODRIVE_SPEC = TINY.replace('["preset:pss", "preset:none"]',
+                            '["preset:onyx completion:early", "preset:iodrive"]').replace(
+    'iodepth = [1, 4]', 'bs = ["512", "1k", "1m"]\niodepth = 16')
+
+
+def test_report_versus():
+    """Figures of one device over another (Onyx over the ioDrive): the
+    ratio of the two devices' points that differ only in the device, its
+    model the ratio of the two predictions, a range's verdict; the
+    application figures no characterization measures: listed where the
+    run has their devices, not measured, with what run they wait for."""
+    def perf(p, dev):
+        onyx = dev.startswith('preset:onyx')
+        bw = {('randread', 512): (245.0, 46.0), ('randread', 1024): (400.0, 92.0),
+              ('randread', 1048576): (1136.0, 1020.0), ('randwrite', 512): (175.0, 84.0),
+              ('randwrite', 1024): (310.0, 120.0),
+              ('randwrite', 1048576): (467.0, 810.0)}[p.rw, p.bs][0 if onyx else 1]
+        fig = {'mbps': bw, 'iops': bw * 1e6 / p.bs, 'clat_mean_us': 16 * p.bs / bw}
+        return (fig, None) if p.rw == 'randread' else (None, fig)
+    s, res = synthetic(IODRIVE_SPEC, perf)
+    rows = report.headline(res, model=False)
+    got = {r.fig.key: r for r in rows}
+    want = {'iodrive.read512.iops', 'iodrive.vs.read512', 'iodrive.vs.read.least',
+            'iodrive.vs.write512', 'iodrive.vs.write1k', 'iodrive.vs.write1m',
+            'iodrive.write1m.mbps', 'iodrive.bdb.hash', 'iodrive.bdb.btree',
+            'onyx.read1m.mbps', 'onyx.write1m.mbps'}
+    check(set(got) == want, f'headline {sorted(got)}')
+    v = {k: (r.got, r.verdict['verdict'], r.verdict['reason']) for k, r in got.items()}
+    check(abs(v['iodrive.vs.read512'][0] - 245 / 46) < 1e-9 and
+          v['iodrive.vs.read512'][1] == 'reproduced', f'512 B reads: {v["iodrive.vs.read512"]}')
+    check(abs(v['iodrive.vs.write512'][0] - 175 / 84) < 1e-9 and
+          v['iodrive.vs.write512'][1] == 'reproduced' and
+          'within the range' in v['iodrive.vs.write512'][2], f'512 B: {v["iodrive.vs.write512"]}')
+    check(v['iodrive.vs.write1k'][1] == 'not reproduced' and
+          'over the bound by 17.4 %' in v['iodrive.vs.write1k'][2],
+          f'1 KB writes, 2.58x: over the range: {v["iodrive.vs.write1k"]}')
+    check(v['iodrive.vs.write1m'][1] == 'reproduced' and
+          v['iodrive.write1m.mbps'][1] == 'reproduced', 'large writes: Onyx slower, 810 MB/s')
+    r = got['iodrive.vs.read512']
+    check(r.dev == 'preset:iodrive' and r.base is None and
+          report.row_device(r) == 'preset:onyx completion:early / preset:iodrive',
+          f'the two devices, no dm-linear: {report.row_device(r)} {r.base}')
+    for key in ('iodrive.bdb.hash', 'iodrive.bdb.btree'):
+        r = got[key]
+        check(r.point is None and r.got is None and r.verdict['verdict'] == 'not reproduced' and
+              r.verdict['reason'].startswith('not measured: dm-pcm.rst, Presets, iodrive: not '
+                                             'measured: no BerkeleyDB run'),
+              f'{key}: {r.verdict}')
+    lines = '\n'.join(report.headline_lines(rows))
+    check('| BerkeleyDB hash table: transactional swaps' in lines and
+          '| 1.72-2.2 x |' in lines and '`preset:onyx completion:early / preset:iodrive`' in lines,
+          'the markdown table: the application, the range, both devices')
+    recs = {x['figure']: x for x in report.headline_records(rows, {})}
+    check(recs['iodrive.vs.write512']['paper'] == 1.72 and
+          recs['iodrive.vs.write512']['paper_high'] == 2.2 and
+          recs['iodrive.bdb.btree']['point'] is None and
+          recs['iodrive.bdb.btree']['measured'] is None and
+          recs['iodrive.bdb.btree']['workload'].startswith('BerkeleyDB B-tree'),
+          f'records: {recs["iodrive.vs.write512"]} {recs["iodrive.bdb.btree"]}')
+    # without the Onyx device: no ratio, and no application row
+    alone = [(p, d, st) for p, d, st in res if d == 'preset:iodrive']
+    keys = sorted(r.fig.key for r in report.headline(alone, model=False))
+    check(keys == ['iodrive.read512.iops', 'iodrive.write1m.mbps'], f'alone: {keys}')
+    # the model's figure: the ratio of the two devices' predictions
+    p = next(q for q, d, _ in res if d == 'preset:iodrive' and q.rw == 'randread' and
+             q.bs == 512)
+    mod = report.model_figure('preset:iodrive', papers.BY_KEY['iodrive.vs.read512'], p)
+    check(mod is not None and abs(mod - 5.31) < 0.05 * 5.31, f'model: {mod}')
+
+
 BTT = '''==================== All Devices ====================
 
             ALL           MIN           AVG           MAX           N
@@ -925,9 +996,16 @@ def test_papers_table():
     keys = [f.key for f in papers.FIGURES]
     check(len(keys) == len(set(keys)), 'keys unique')
     for f in papers.FIGURES:
-        check(f.preset in ('onyx', 'pss', 'psd', 'reram', 'optane') and f.kind in ('near', 'at_most', 'note')
-              and (f.kind == 'note' or f.metric in results.METRICS), f'{f.key}')
-        spec.parse_size('bs', f.bs)
+        check(f.preset in ('onyx', 'pss', 'psd', 'reram', 'optane', 'iodrive') and
+              f.kind in ('near', 'at_most', 'at_least', 'between', 'note', 'app') and
+              (f.kind in ('note', 'app') or f.metric in results.METRICS), f'{f.key}')
+        check((f.kind == 'between') == (f.high is not None) and
+              (f.high is None or f.value < f.high), f'{f.key}: a range has two ends')
+        check((f.kind == 'app') == (f.app is not None) and
+              (f.kind != 'app' or (f.differs and not f.reached)),
+              f'{f.key}: an application\'s figure says what run it waits for')
+        if f.kind != 'app':
+            spec.parse_size('bs', f.bs)
     check(papers.BY_KEY['onyx.read4k.lat'].value == 38 and
           papers.BY_KEY['pss.write4k.p999'].value == 240, 'values')
 
@@ -990,6 +1068,27 @@ JUDGE_CASES = [
      'paper', 'within 2 %'),
     ('not measured',
      dict(metric='iops', paper=1, measured=None), 'not reproduced', None, 'not measured'),
+    ('not measured, and what run it waits for',
+     dict(metric='ops', paper=1.21, measured=None, kind='app', missing='no BerkeleyDB run'),
+     'not reproduced', None, 'not measured: no BerkeleyDB run'),
+    ('at least a bound',
+     dict(metric='mbps', kind='at_least', paper=480, measured=460), 'reproduced', 'paper',
+     'at least the bound (-5 %)'),
+    ('under an at-least bound by more than 5 %',
+     dict(metric='mbps', kind='at_least', paper=480, measured=450), 'not reproduced', None,
+     'under the bound by 6.2 %'),
+    ('within a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=2.08), 'reproduced',
+     'paper', 'within the range'),
+    ('a range\'s ends widened by the tolerance',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=1.64), 'reproduced',
+     'paper', 'within the range'),
+    ('below a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=1.6), 'not reproduced',
+     None, 'under the bound by 7.0 %'),
+    ('above a range',
+     dict(metric='mbps', kind='between', paper=(1.72, 2.20), measured=2.5), 'not reproduced',
+     None, 'over the bound by 13.6 %'),
 ]
 
 
@@ -1057,8 +1156,12 @@ def rst_preset_rows():
 
 
 def rst_value(cell):
-    """A paper cell of the .rst as (value, unit): 191K IOPS, 1.1 GB/s, 2 ms, ~1, 19x, 64."""
+    """A paper cell of the .rst as (value, unit): 191K IOPS, 1.1 GB/s, 2 ms, ~1, 19x, 64;
+    a range, 1.72-2.20x, as its low end."""
     c = cell.replace('~', '').replace('+', '')
+    if '-' in c.strip('-'):
+        low, high = c.split('-', 1)
+        c = low + high.lstrip('0123456789.')
     unit = None
     for suffix, u, f in ((' GB/s', 'MB/s', 1000), (' MB/s', 'MB/s', 1), (' ms', 'us', 1000),
                          (' us', 'us', 1), ('K IOPS', 'IOPS', 1000), (' %', '%', 1),
@@ -1089,12 +1192,17 @@ def test_papers_rst():
         used.add(f.key)
         if f.kind == 'note':
             continue
+        if err in ('range', 'not run'):
+            check(f.kind == ('between' if err == 'range' else 'app') and
+                  (err == 'range' or (not f.reached and 'not measured' in f.differs)),
+                  f'{f.key}: the .rst says {err}')
+            continue
         if err == 'bound':
             check(not f.reached and f.differs and 'not reproduced' in f.differs,
                   f'{f.key}: the .rst says bound: not reached, with its reason')
             continue
         off = 0.0 if err.startswith('<') else abs(float(err.rstrip(' %')))
-        beyond = off > verdict.tolerance(f.metric) * 100 and f.kind != 'at_most'
+        beyond = off > verdict.tolerance(f.metric) * 100 and f.kind == 'near'
         check(bool(f.differs) == beyond and f.reached,
               f'{f.key}: the .rst\'s model is {err} off: {"a reason" if beyond else "no reason"}'
               f' in papers.py ({f.differs!r})')
@@ -1863,7 +1971,8 @@ def main():
         test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
         test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
         test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
-        test_papers_table, test_verdict, test_papers_rst, test_dilate, test_guest_recording,
+        test_report_versus, test_papers_table, test_verdict, test_papers_rst, test_dilate,
+        test_guest_recording,
         test_calibrate_function, test_finish_dilated, test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,

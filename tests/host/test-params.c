@@ -414,7 +414,8 @@ static void test_params_reply(void)
 	pcm_params_emit(out, sizeof(out));
 	check(strstr(out, "name:row_size kind:pow2 min:512 max:1048576 unit:bytes set:no "
 			  "default.none:4096 default.onyx:4096 default.pss:4096 "
-			  "default.psd:4096 default.reram:4096 default.optane:4096\n") != NULL,
+			  "default.psd:4096 default.reram:4096 default.optane:4096 "
+			  "default.iodrive:4096\n") != NULL,
 	      "row_size line: '%s'", out);
 	check(strstr(out, "name:gap_interval kind:u64 min:0 max:1000000000 unit:writes "
 			  "set:yes default.none:128 ") != NULL, "gap_interval line");
@@ -422,7 +423,8 @@ static void test_params_reply(void)
 			  "set:yes default.none:late ") != NULL, "completion line");
 	check(strstr(out, "name:tags kind:u64 min:0 max:1024 unit:requests set:yes "
 			  "default.none:0 default.onyx:64 default.pss:0 default.psd:64 "
-			  "default.reram:0 default.optane:0\n") != NULL, "tags line: presets' defaults");
+			  "default.reram:0 default.optane:0 default.iodrive:0\n") != NULL,
+	      "tags line: presets' defaults");
 	check(strstr(out, "name:format kind:flag unit:flag set:no\n") != NULL, "format line");
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		snprintf(want, sizeof(want), "name:%s kind:", pcm_params[n].name);
@@ -473,6 +475,10 @@ static void test_wear_words(void)
 	      "pss: 10^6");
 	check(parse_line(&cfg, "preset:optane", &err) == 0 && cfg.val[PCM_ENDURANCE] == 30 * 365 * 5,
 	      "optane: 30 drive writes a day for 5 years");
+	check(parse_line(&cfg, "preset:iodrive", &err) == 0 &&
+	      cfg.val[PCM_ENDURANCE] == pcm_params[PCM_ENDURANCE].def &&
+	      cfg.val[PCM_GAP_INTERVAL] == 0 && cfg.val[PCM_ECC] == PCM_ECC_NONE,
+	      "iodrive: no figure for flash's endurance, no start-gap, no ECC");
 	check(pcm_param_check_set(PCM_WEAR, &err) == -EINVAL, "wear is geometry");
 }
 
@@ -593,7 +599,8 @@ static void test_dilation_word(void)
 	pcm_params_emit(big, sizeof(big));
 	check(strstr(big, "\nname:dilation kind:u64 min:1 max:1000 unit:factor "
 		     "set:no default.none:1 default.onyx:1 default.pss:1 default.psd:1 "
-		     "default.reram:1 default.optane:1\nname:ecc_workqueue ") != NULL,
+		     "default.reram:1 default.optane:1 default.iodrive:1\n"
+		     "name:ecc_workqueue ") != NULL,
 	      "params: its line, then ecc_workqueue's");
 	check(!strcmp(strrchr(big, '\n'), "\nname:ecc_workqueue kind:flag unit:flag set:no"),
 	      "params: ecc_workqueue's line, last: '%s'", strrchr(big, '\n'));

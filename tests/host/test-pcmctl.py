@@ -595,7 +595,7 @@ def test_params():
     check(rs == {'name': 'row_size', 'kind': 'pow2', 'min': '512', 'max': '1048576',
                  'unit': 'bytes', 'set': 'no', 'default.none': '4096', 'default.onyx': '4096',
                  'default.pss': '4096', 'default.psd': '4096', 'default.reram': '4096',
-                 'default.optane': '4096'},
+                 'default.optane': '4096', 'default.iodrive': '4096'},
           f'row_size {rs}')
     rc, text, _ = pcm('params')
     check(rc == 0 and text.splitlines()[1].startswith('name:gap_interval kind:u64 min:0 '),

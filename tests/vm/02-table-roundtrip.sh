@@ -51,7 +51,7 @@ expect_eq "IMA measurement (dmsetup measure)" \
 dmsetup remove rl
 
 # each calibrated preset loads as the model that test-presets.py checks
-for p in onyx pss psd reram; do
+for p in onyx pss psd reram iodrive; do
 	wipe_meta /dev/ram0
 	want=$("$PCM_ROOT/tools/pcmctl" model --ios 1 --json "preset:$p" |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["config"])')

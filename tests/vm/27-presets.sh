@@ -11,7 +11,7 @@
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 64 || skip_all "brd not available"
 
-for p in onyx pss psd reram; do
+for p in onyx pss psd reram iodrive; do
 	wipe_meta /dev/ram0
 	if pcm_create pv /dev/ram0 "preset:$p"; then
 		expect "preset:$p: fio verify, 4 KiB random writes at depth 16" run_fio --name=pv \

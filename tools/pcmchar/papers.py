@@ -9,9 +9,16 @@ I/O depth (one depth, or every depth of a tuple), the side (read or write)
 and the metric (results.METRICS); 'over' names a second workload that the
 value is a ratio to (the PSD paper's normalized latencies); 'words' are
 table words the device needs beside its preset (Onyx's early completion).
-kind: 'near' (to within 5 %), 'at_most' (a bound), 'note' (a figure no one
-workload's metric measures, as early completion's gain over late, or one
-the model does not reproduce; test-presets.py checks or explains each).
+kind: 'near' (to within 5 %), 'at_most' or 'at_least' (a bound),
+'between' (a range: the paper gives its ends, value and high, not which
+access size has which), 'note' (a figure no one workload's metric
+measures, as early completion's gain over late, or one the model does not
+reproduce; test-presets.py checks or explains each), 'app' (a figure of
+an application that pcm-bench app would run, not a fio workload: 'app'
+names it; a characterization lists it, never measured, with 'differs'
+saying what run it waits for).  'versus' names the table words of a
+second device: the figure is that device's metric over this preset's on
+the same point (Onyx over the ioDrive it was compared with).
 
 'differs' is the reason dm-pcm.rst's "Presets" gives where the model is
 not within a verdict's tolerance of the paper (pcmchar/verdict.py: 2 %
@@ -26,7 +33,8 @@ holds these to the .rst's tables.
 
 class Figure:
     def __init__(self, key, what, value, unit, rw, bs, iodepth, metric, kind='near',
-                 words='', over=None, source='', differs=None, reached=True):
+                 words='', over=None, source='', differs=None, reached=True, high=None,
+                 versus=None, app=None):
         self.key, self.what, self.value, self.unit = key, what, value, unit
         self.preset = key.split('.')[0]
         self.rw, self.bs, self.metric, self.kind = rw, bs, metric, kind
@@ -34,9 +42,17 @@ class Figure:
         self.side = 'read' if rw.endswith('read') else 'write'
         self.words, self.over, self.source = words, over, source
         self.differs, self.reached = differs, reached
+        self.high, self.versus, self.app = high, versus, app
+
+    def paper(self):
+        """The paper's figure as verdict.judge() takes it: a number, or
+        for a range the pair (value, high)."""
+        return (self.value, self.high) if self.kind == 'between' else self.value
 
     def paper_text(self):
-        bound = '<= ' if self.kind == 'at_most' else ''
+        if self.kind == 'between':
+            return f'{self.value:g}-{self.high:g} {self.unit}'
+        bound = {'at_most': '<= ', 'at_least': '>= '}.get(self.kind, '')
         return f'{bound}{self.value:g} {self.unit}'
 
 
@@ -46,6 +62,8 @@ PSD = 'PSD (Jung et al.)'
 RERAM = 'ReRAM NVMe SSD model'
 OPTANE_SPEC = 'Intel Optane SSD DC P4800X, specification'
 OPTANE_AT = 'Intel Optane SSD DC P4800X, AnandTech (375 GB, 4 KB random reads)'
+IODRIVE = ONYX + ', section 3.1 (the 80 GB FusionIO ioDrive)'
+ONYX_EARLY = 'preset:onyx completion:early'   # "early completion in the remainder"
 
 # dm-pcm.rst's reasons, where the model is off the paper (section "Presets")
 LITTLE = ("dm-pcm.rst, Presets, optane: 16 reads in flight at 584.8K IOPS take 27.4 us "
@@ -53,6 +71,14 @@ LITTLE = ("dm-pcm.rst, Presets, optane: 16 reads in flight at 584.8K IOPS take 2
           "the preset fits both within 5 %")
 AT_512 = ('dm-pcm.rst, Presets, reram: Linux sends nothing smaller than 512 B, so the '
           "paper's 256 B figures are compared at 512 B, with 256 B more to move")
+NO_BDB = ('dm-pcm.rst, Presets, iodrive: not measured: no BerkeleyDB run exists (pcm-bench '
+          'app runs pgbench only); the figure waits for one on preset:onyx '
+          'completion:early (4 threads) and preset:iodrive (1 thread), each device with the '
+          'threads that maximize its throughput, as the paper ran them')
+PSS_FLASH = ("dm-pcm.rst, Presets, pss: not modeled: the flash SSDs' latency distributions "
+             'are given only as two ratios to PSS\'s (99.9 % and highest), with no device, '
+             'median, rate or write count; a tail of garbage collection the retry model '
+             'could shape only by guessing all of them')
 
 FIGURES = [
     Figure('onyx.read4k.lat', '4 KB random read, QD1, latency', 38, 'us',
@@ -155,5 +181,50 @@ FIGURES = [
            'read', '128k', 16, 'mbps', source=OPTANE_SPEC),
     Figure('optane.seqwrite.mbps', '128 KB sequential writes, 16 in flight', 2000, 'MB/s',
            'write', '128k', 16, 'mbps', source=OPTANE_SPEC),
+    # PSS's comparison with flash: what the flash SSDs' figures would be
+    Figure('pss.flash.mlc.p999', 'MLC flash SSDs, QD1 4 KB writes: 99.9 % within (12x '
+           "PSS's 240 us)", 2880, 'us', 'randwrite', '4k', 1, 'clat_p999_us', kind='note',
+           source=PSS + ', latency distribution comparison', reached=False, differs=PSS_FLASH),
+    Figure('pss.flash.tlc.p999', 'TLC flash SSD, QD1 4 KB writes: 99.9 % within (275x '
+           "PSS's 240 us)", 66000, 'us', 'randwrite', '4k', 1, 'clat_p999_us', kind='note',
+           source=PSS + ', latency distribution comparison', reached=False, differs=PSS_FLASH),
+    Figure('pss.flash.mlc.max', "MLC flash SSDs, QD1 4 KB writes: highest (7x PSS's 2 ms)",
+           14000, 'us', 'randwrite', '4k', 1, 'clat_max_us', kind='note',
+           source=PSS + ', latency distribution comparison', reached=False, differs=PSS_FLASH),
+    Figure('pss.flash.tlc.max', "TLC flash SSD, QD1 4 KB writes: highest (61x PSS's 2 ms)",
+           122000, 'us', 'randwrite', '4k', 1, 'clat_max_us', kind='note',
+           source=PSS + ', latency distribution comparison', reached=False, differs=PSS_FLASH),
+    # the flash Onyx was compared with (XDD, 16 threads): Figure 4 as Onyx over it
+    Figure('iodrive.read512.iops', '512 B random reads, 16 in flight', 90000, 'IOPS',
+           'randread', '512', 16, 'iops', source=IODRIVE),
+    Figure('iodrive.vs.read512', 'Onyx over the ioDrive, 512 B random reads, 16 in flight '
+           '(478K / 90K IOPS: +430 %)', 5.31, 'x', 'randread', '512', 16, 'iops',
+           versus=ONYX_EARLY, source=IODRIVE),
+    Figure('iodrive.vs.read.least', 'Onyx over the ioDrive, random reads, 16 in flight: the '
+           'least over access sizes (+11 %), at 1 MB', 1.11, 'x', 'randread', '1m', 16, 'mbps',
+           versus=ONYX_EARLY, source=ONYX + ', introduction (reads: +11 to +430 %)'),
+    Figure('iodrive.vs.write512', 'Onyx over the ioDrive, 512 B random writes, 16 in flight '
+           '(writes < 2 KB: +72 to +120 %)', 1.72, 'x', 'randwrite', '512', 16, 'mbps',
+           kind='between', high=2.20, versus=ONYX_EARLY, source=ONYX + ', abstract'),
+    Figure('iodrive.vs.write1k', 'Onyx over the ioDrive, 1 KB random writes, 16 in flight '
+           '(writes < 2 KB: +72 to +120 %)', 1.72, 'x', 'randwrite', '1k', 16, 'mbps',
+           kind='between', high=2.20, versus=ONYX_EARLY, source=ONYX + ', abstract'),
+    Figure('iodrive.vs.write1m', 'Onyx over the ioDrive, 1 MB random writes, 16 in flight '
+           '(Onyx slower for large writes)', 1, 'x', 'randwrite', '1m', 16, 'mbps',
+           kind='at_most', versus=ONYX_EARLY, source=IODRIVE),
+    Figure('iodrive.write1m.mbps', '1 MB random writes, 16 in flight: at least the 96 dies\' '
+           '480 MB/s', 480, 'MB/s', 'randwrite', '1m', 16, 'mbps', kind='at_least',
+           source=IODRIVE),
+    # Figure 5: BerkeleyDB, transactional swaps of two keys' values, synchronous I/O
+    Figure('iodrive.bdb.hash', 'Onyx over the ioDrive, BerkeleyDB hash table, operations '
+           'per second (+21 %)', 1.21, 'x', 'app', None, None, 'ops', kind='app',
+           app='BerkeleyDB hash table: transactional swaps, synchronous I/O, Onyx 4 '
+           'threads, the ioDrive 1', versus=ONYX_EARLY, source=ONYX + ', Fig. 5',
+           reached=False, differs=NO_BDB),
+    Figure('iodrive.bdb.btree', 'Onyx over the ioDrive, BerkeleyDB B-tree, operations per '
+           'second (the ioDrive +48 %)', round(1 / 1.48, 3), 'x', 'app', None, None, 'ops',
+           kind='app', app='BerkeleyDB B-tree: transactional swaps, synchronous I/O, Onyx '
+           '4 threads, the ioDrive 1', versus=ONYX_EARLY, source=ONYX + ', Fig. 5',
+           reached=False, differs=NO_BDB),
 ]
 BY_KEY = {f.key: f for f in FIGURES}

@@ -57,8 +57,26 @@ def same_but_rw(p, q, rw):
     return q.rw == rw and all(q.axes[k] == v for k, v in p.axes.items() if k != 'rw')
 
 
+def same_words(a, b):
+    return sorted(a.split()) == sorted(b.split())
+
+
+def same_but_device(p, q):
+    return all(q.axes[k] == v for k, v in p.axes.items() if k != 'device')
+
+
+def versus_point(res, fig, p):
+    """The point of fig's second device (fig.versus) that matches @p in
+    every axis but the device: (point, stats), or (None, None)."""
+    devs = [d for _, d, _ in res if same_words(d, fig.versus)]
+    return find(res, devs[0], lambda q: same_but_device(p, q)) if devs else (None, None)
+
+
 def measure(res, dev, fig, depth):
-    """fig's value on dev at depth: (point, value, stdev, stats) or None."""
+    """fig's value on dev at depth: (point, value, stdev, stats) or None.
+    A figure versus a second device is the second's value over dev's, on
+    the same point (no stdev); its stats carry both devices' late and
+    timed completions summed (the evidence that the host is the bound)."""
     bs = parse_size('bs', fig.bs)
     p, st = find(res, dev, lambda q: q.rw == fig.rw and q.bs == bs and q.iodepth == depth)
     if p is None:
@@ -67,6 +85,16 @@ def measure(res, dev, fig, depth):
     if got is None:
         return None
     sd = st[fig.side][fig.metric]['stdev']
+    if fig.versus:
+        _, other = versus_point(res, fig, p)
+        num = R.value(other, fig.side, fig.metric) if other else None
+        if num is None:
+            return None
+        views = [x.get('status') for x in (st, other)]
+        st = dict(st, status=None if None in views else dict(
+            views[0], late=views[0]['late'] + views[1]['late'],
+            timed=views[0]['timed'] + views[1]['timed']))
+        return p, num / got, None, st
     if fig.over:
         _, den = find(res, dev, lambda q: same_but_rw(p, q, fig.over))
         side = 'read' if fig.over.endswith('read') else 'write'
@@ -84,24 +112,27 @@ def model_figure(dev, fig, p, cache=None):
     from pcmlib import libpcm, model as pmodel
     cache = {} if cache is None else cache
 
-    def one(rw, side):
-        key = (dev, rw, p.bs, p.iodepth, p.threads, p.rwmixread, p.size)
+    def one(rw, side, words=dev):
+        key = (words, rw, p.bs, p.iodepth, p.threads, p.rwmixread, p.size)
         if key not in cache:
             try:
                 if 'lib' not in cache:      # one library for the whole table
                     cache['lib'] = libpcm.Lib()
-                cache[key] = pmodel.predict(dev, rw=rw, bs=p.bs, iodepth=p.iodepth,
+                cache[key] = pmodel.predict(words, rw=rw, bs=p.bs, iodepth=p.iodepth,
                                             numjobs=p.threads, rwmixread=p.rwmixread,
                                             size=p.size * p.threads, ios=MODEL_IOS,
                                             lib=cache['lib'])
             except (libpcm.PcmError, OSError) as e:
                 cache[key] = None
-                cache.setdefault('errors', []).append(f'{dev} {rw}: {e}')
+                cache.setdefault('errors', []).append(f'{words} {rw}: {e}')
         return pmodel.metric(cache[key], side, fig.metric)
     got = one(fig.rw, fig.side)
     if fig.over and got is not None:
         den = one(fig.over, 'read' if fig.over.endswith('read') else 'write')
         got = got / den if den else None
+    if fig.versus and got:
+        num = one(fig.rw, fig.side, fig.versus)
+        got = num / got if num is not None else None
     return got
 
 
@@ -117,6 +148,14 @@ def headline(res, model=True):
     for fig in FIGURES:
         if fig.kind == 'note':
             continue
+        if fig.kind == 'app':
+            # pcm-bench app's, never measured here: listed where the run has its
+            # devices, with what run it waits for
+            dev = next((d for d in devs if has_words(d, fig)), None)
+            if dev and (not fig.versus or any(same_words(d, fig.versus) for d in devs)):
+                v = V.judge(fig.metric, fig.paper(), None, missing=fig.differs)
+                rows.append(Row(fig, dev, None, None, None, None, None, 1, None, v, None))
+            continue
         for dev in devs:
             if not has_words(dev, fig):
                 continue
@@ -126,7 +165,7 @@ def headline(res, model=True):
                     continue
                 p, got, sd, st = m
                 k = st.get('dilation', 1)
-                base = measure(res, LINEAR, fig, depth)
+                base = None if fig.versus else measure(res, LINEAR, fig, depth)
                 lin = spread = None
                 if base:
                     lin = base[1] if fig.over else R.rescale(
@@ -137,10 +176,11 @@ def headline(res, model=True):
                                                  base[3].get('dilation', 1), k)
                 mod = model_figure(dev, fig, p, cache) if model else None
                 view = st.get('status')
-                v = V.judge(fig.metric, fig.value, got, fig.kind, mod, fig.differs, fig.reached,
+                v = V.judge(fig.metric, fig.paper(), got, fig.kind, mod, fig.differs, fig.reached,
                             late=view.get('late') if view else None,
                             timed=view.get('timed') if view else None,
-                            linear=None if fig.over else lin, linear_spread=spread,
+                            linear=None if fig.over or fig.versus else lin,
+                            linear_spread=spread,
                             lateness_top=lateness_top(view, k))
                 rows.append(Row(fig, dev, p, got, sd, lin, mod, k, view, v,
                                 st.get('overhead_ns')))
@@ -165,8 +205,15 @@ def fmt(v):
 def error_text(fig, got, ref=None):
     """The measurement against the paper (@ref: against that figure, the
     model's), in words: a signed percentage, or against a bound."""
-    if ref is None and fig.kind == 'at_most':
-        return 'within' if got <= fig.value else f'over by {(got / fig.value - 1) * 100:.0f} %'
+    if got is None:
+        return '-'
+    if ref is None and fig.kind in ('at_most', 'at_least', 'between'):
+        lo, hi = (fig.value, fig.high) if fig.kind == 'between' else (fig.value, fig.value)
+        if got > hi and fig.kind != 'at_least':
+            return f'over by {(got / hi - 1) * 100:.0f} %'
+        if got < lo and fig.kind != 'at_most':
+            return f'under by {(1 - got / lo) * 100:.0f} %'
+        return 'within'
     ref = fig.value if ref is None else ref
     return f'{(got - ref) / ref * 100:+.1f} %' if ref else '-'
 
@@ -203,6 +250,16 @@ def verdict_text(v):
     return f'{v["verdict"]} ({v["against"]})' if v['against'] else v['verdict']
 
 
+def row_what(fig, p):
+    """A row's figure in words: at its depth where the figure has several."""
+    return fig.what if len(fig.depths) == 1 or p is None else f'{fig.what}, QD{p.iodepth}'
+
+
+def row_device(r):
+    """A row's device: versus a second one, the second's words over its."""
+    return f'{r.fig.versus} / {r.dev}' if r.fig.versus else r.dev
+
+
 def headline_lines(rows, run=None):
     run = run or {}
     out = ['| figure (paper) | dm-pcm device | point | paper | dm-pcm | model | error vs paper | '
@@ -211,12 +268,12 @@ def headline_lines(rows, run=None):
     for r in rows:
         fig, p = r.fig, r.point
         spread = f' ± {fmt(r.sd)}' if r.sd else ''
-        what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
         late = ''
         if r.status and r.status.get('timed'):
             late = f' (late {r.status["late"]} of {r.status["timed"]})'
-        out.append(f'| {what} ({fig.source}) | `{r.dev}` | {p.id} | {fig.paper_text()} | '
-                   f'{fmt(r.got)}{spread} {fig.unit} | '
+        got = f'{fmt(r.got)}{spread} {fig.unit}' if r.got is not None else '-'
+        out.append(f'| {row_what(fig, p)} ({fig.source}) | `{row_device(r)}` | '
+                   f'{p.id if p else fig.app} | {fig.paper_text()} | {got} | '
                    f'{fmt(r.model) + " " + fig.unit if r.model is not None else "-"} | '
                    f'{error_text(fig, r.got)} | '
                    f'{error_text(fig, r.got, r.model) if r.model is not None else "-"} | '
@@ -230,20 +287,24 @@ def headline_lines(rows, run=None):
 PAPER_FIELDS = ('figure', 'source', 'what', 'preset', 'device', 'point', 'workload', 'kind',
                 'unit', 'paper', 'model', 'measured', 'stdev', 'error_pct', 'error_model_pct',
                 'verdict', 'against', 'reason', 'evidence', 'late', 'timed', 'dm_linear',
-                'clock', 'dilation', 'calibration', 'overhead_ns', 'kernel')
+                'clock', 'dilation', 'calibration', 'overhead_ns', 'kernel', 'paper_high')
 
 
 def headline_records(rows, run):
     """The headline rows as dicts of PAPER_FIELDS: numbers as numbers
     (error_pct: dm-pcm against the paper, percent, None for a bound;
     error_model_pct: against the model, None without it; measured,
-    model and dm_linear on the device's clock, at dilation K)."""
+    model and dm_linear on the device's clock, at dilation K; a range's
+    ends are paper and paper_high; a figure versus a second device
+    names both, the second's words first; an application's figure,
+    never measured here, has no point and its application as workload)."""
     out = []
     for r in rows:
         fig, p, v = r.fig, r.point, r.verdict
-        what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
-        out.append({'figure': fig.key, 'source': fig.source, 'what': what, 'preset': fig.preset,
-                    'device': r.dev, 'point': p.id, 'workload': p.describe(), 'kind': fig.kind,
+        out.append({'figure': fig.key, 'source': fig.source, 'what': row_what(fig, p),
+                    'preset': fig.preset, 'device': row_device(r),
+                    'point': p.id if p else None,
+                    'workload': p.describe() if p else fig.app, 'kind': fig.kind,
                     'unit': fig.unit, 'paper': fig.value, 'model': r.model, 'measured': r.got,
                     'stdev': r.sd, 'error_pct': v['error_paper_pct'],
                     'error_model_pct': v['error_model_pct'], 'verdict': v['verdict'],
@@ -253,7 +314,7 @@ def headline_records(rows, run):
                     'timed': r.status.get('timed') if r.status else None,
                     'dm_linear': r.base, 'clock': clock_of(run), 'dilation': r.k,
                     'calibration': calibration_text(run), 'overhead_ns': r.overhead,
-                    'kernel': run.get('kernel')})
+                    'kernel': run.get('kernel'), 'paper_high': fig.high})
     return out
 
 
@@ -283,7 +344,7 @@ def headline_text(rows, run=None):
            f'{"error":>10} {"vs model":>9}  verdict']
     for r in rows:
         fig, p = r.fig, r.point
-        what = fig.what if len(fig.depths) == 1 else f'{fig.what}, QD{p.iodepth}'
+        what = row_what(fig, p)
         vm = error_text(fig, r.got, r.model) if r.model is not None else '-'
         out.append(f'{fig.preset + ": " + what[:50]:58} {r.dev[:16]:16} '
                    f'{fig.paper_text():>12} {fmt(r.got):>10} {fmt(r.model):>10} '

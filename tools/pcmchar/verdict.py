@@ -4,7 +4,9 @@ no bare error percentage.  judge() is the one place that decides, a pure
 function of numbers (tests/host/test-char.py holds it to each verdict):
 
   reproduced        within TOLERANCE of the paper (a latency 2 %, a rate
-                    5 %; a bound: at most the bound plus as much), or,
+                    5 %; a bound: at most the bound plus as much, or at
+                    least it less as much; a range: within it, its ends
+                    widened as much), or,
                     where dm-pcm.rst says the model differs from the
                     paper, within it of the model, with the .rst's reason
   host-bound        not reproduced, and the host is the bound, with the
@@ -36,7 +38,7 @@ MODEL_DIFFERS = 'model-differs-from-paper'
 NOT_REPRODUCED = 'not reproduced'
 VERDICTS = (REPRODUCED, HOST_BOUND, MODEL_DIFFERS, NOT_REPRODUCED)
 
-RATES = ('iops', 'mbps')
+RATES = ('iops', 'mbps', 'ops')   # ops: an application's operations per second
 TOLERANCE = {'latency': 0.02, 'rate': 0.05}
 LATE_SHARE = 0.01     # late completions over 1 % of the timed ones: host-bound
 LINEAR_NEAR = 0.20    # dm-linear within 20 % of the measurement: host-bound
@@ -45,9 +47,9 @@ TAIL = SPREAD[1:]
 
 
 def tolerance(metric):
-    """The verdict's tolerance of @metric (pcmchar.results.METRICS): a rate
-    (iops, mbps) 5 %, a latency (every clat_*, and a ratio of latencies)
-    2 %."""
+    """The verdict's tolerance of @metric (pcmchar.results.METRICS, or ops,
+    an application's): a rate (iops, mbps, ops) 5 %, a latency (every
+    clat_*, and a ratio of latencies) 2 %."""
     return TOLERANCE['rate' if metric in RATES else 'latency']
 
 
@@ -59,7 +61,8 @@ def error(got, ref):
 
 
 def judge(metric, paper, measured, kind='near', model=None, differs=None, reached=True,
-          late=None, timed=None, linear=None, linear_spread=None, lateness_top=None):
+          late=None, timed=None, linear=None, linear_spread=None, lateness_top=None,
+          missing=None):
     """The verdict on one figure: a dict of
 
       verdict          one of VERDICTS
@@ -75,8 +78,9 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
 
     @metric: pcmchar.results' metric name (its tolerance: tolerance());
     @paper, @measured, @model: the figure (the model's prediction of the
-    same point, None without one); @kind: 'near' or 'at_most' (the paper
-    gives a bound); @differs: the reason dm-pcm.rst gives where the model
+    same point, None without one); @kind: 'near', 'at_most' or 'at_least'
+    (the paper gives a bound), 'between' (it gives a range: @paper is the
+    pair of its ends); @differs: the reason dm-pcm.rst gives where the model
     is not within the tolerance of the paper (None: it is); @reached:
     False where the .rst says the model does not reproduce the figure at
     all; @late, @timed: the device's late and timed (held + late)
@@ -85,9 +89,13 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
     metric of SPREAD, dm-linear's figure minus its mean latency on the
     same point and clock (None: none); @lateness_top: the top of the
     device's lateness histogram over the point, on the device's clock
-    (us; None: not recorded)."""
+    (us; None: not recorded); @missing: why nothing was measured, where
+    @measured is None (what run the figure waits for)."""
     tol = tolerance(metric)
-    bound = kind == 'at_most'
+    bound = kind in ('at_most', 'at_least', 'between')
+    lo, hi = paper if kind == 'between' else (paper, paper)
+    if kind == 'between':
+        paper = None
     out = {'verdict': None, 'against': None, 'reason': '', 'evidence': [],
            'error_paper_pct': None if bound else error(measured, paper),
            'error_model_pct': error(measured, model), 'tolerance_pct': tol * 100}
@@ -102,6 +110,8 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
             out['evidence'].append(f'dm-linear {linear:.4g} on the same point, {off:+.1f} % of '
                                    f'the measurement (within {LINEAR_NEAR * 100:g} %)')
     ref = model if model is not None else paper
+    if kind == 'between':
+        ref = model
     if metric in SPREAD and linear_spread and measured is not None and ref:
         off = measured - ref
         if off * linear_spread > 0 and abs(off) <= abs(linear_spread) * (1 + LINEAR_NEAR):
@@ -117,13 +127,19 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
             f"{'model' if model is not None else 'paper'} came after, on the host's "
             'completion path')
     within = f'within {tol * 100:g} %'
+    meets = {'at_most': lambda m: m <= hi * (1 + tol),
+             'at_least': lambda m: m >= lo * (1 - tol),
+             'between': lambda m: lo * (1 - tol) <= m <= hi * (1 + tol)}.get(
+                 kind, lambda m: abs(m - paper) <= tol * abs(paper))
+    met = {'at_most': f'at most the bound (+{tol * 100:g} %)',
+           'at_least': f'at least the bound (-{tol * 100:g} %)',
+           'between': f'within the range (its ends {tol * 100:g} % wider)'}.get(
+               kind, f'{within} of the paper')
     if measured is None:
-        out.update(verdict=NOT_REPRODUCED, reason='not measured')
-    elif reached and (measured <= paper * (1 + tol) if bound
-                      else abs(measured - paper) <= tol * abs(paper)):
-        out.update(verdict=REPRODUCED, against='paper',
-                   reason=f'at most the bound (+{tol * 100:g} %)' if bound
-                   else f'{within} of the paper')
+        out.update(verdict=NOT_REPRODUCED,
+                   reason=f'not measured: {missing}' if missing else 'not measured')
+    elif reached and meets(measured):
+        out.update(verdict=REPRODUCED, against='paper', reason=met)
     elif differs and model is not None and abs(measured - model) <= tol * abs(model):
         out.update(verdict=REPRODUCED, against='model',
                    reason=f'{within} of the model, which differs from the paper: {differs}')
@@ -134,8 +150,12 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
     else:
         ref = 'model' if differs and model is not None else 'paper'
         err = out['error_model_pct'] if ref == 'model' else out['error_paper_pct']
-        what = (f'{err:+.1f} % from the {ref}' if err is not None
-                else f'over the bound by {error(measured, paper):.1f} %')
+        if err is not None:
+            what = f'{err:+.1f} % from the {ref}'
+        elif measured > hi:
+            what = f'over the bound by {error(measured, hi):.1f} %'
+        else:
+            what = f'under the bound by {-error(measured, lo):.1f} %'
         out.update(verdict=NOT_REPRODUCED,
                    reason=f'{what}, not {within}; no evidence that the host is the bound' +
                    (f' (the model differs from the paper: {differs})' if differs else ''))
