@@ -392,7 +392,8 @@ void pcm_timing_reset(struct pcm_c *pc)
 	old = t->stats;
 	/* the zeros before the pointer (updaters reach them through it) */
 	smp_store_release(&t->stats, t->spare);
-	synchronize_rcu();
+	/* expedited, as dm core's table swap (dm_sync_table()): a message waits */
+	synchronize_rcu_expedited();
 	t->spare = old;
 	pcm_tm_usage_reset(&t->tm);
 	WRITE_ONCE(t->since, ktime_get_ns());
