@@ -11,7 +11,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-from pcmlib import libpcm, status, words  # noqa: E402
+from pcmlib import emufault, libpcm, status, words  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
 from taplib import check  # noqa: E402
@@ -155,10 +155,87 @@ def test_ranks_parser():
             check(why in str(e), f'{why!r} not in {e}')
 
 
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+
+
+def test_emufault():
+    """The emulator's int3 (pcmlib/emufault.py) on real consoles: a 6.12
+    guest under QEMU 7.2 TCG, 2 vCPUs, that died in the int3 loop of
+    tests/README.md, and one that died of sysrq c after a test had written
+    the same Oops into the kernel log.  Then every part of the signature
+    taken away in turn: each must leave an ordinary failure."""
+    with open(os.path.join(FIXTURES, 'int3-tcg-console.txt'), encoding='utf-8') as f:
+        real = f.read().splitlines()
+    got = emufault.stale_int3(real)
+    check(got is not None and got['rip'] == 'pcm_timing_charge+0xf8/0x480 [dm_pcm]' and
+          got['insn'] == 'e9 94 01 00 00' and got['what'].startswith('jmp rel32'),
+          f'the real one: {got}')
+    if got:
+        check([l.split('] ', 1)[1].split(':')[0] for l in got['lines']] ==
+              ['Oops', 'RIP', 'Code', 'Kernel panic - not syncing'], f"lines {got['lines']}")
+        check('no longer holds' in got['why'] and 'stale translation' in got['why'],
+              got['why'])
+    with open(os.path.join(FIXTURES, 'int3-kmsg-then-sysrq-console.txt'),
+              encoding='utf-8') as f:
+        forged = f.read().splitlines()
+    check(emufault.stale_int3(forged) is None,
+          'the Oops written to the log, then a real panic (sysrq c)')
+
+    def variant(old, new):
+        return emufault.stale_int3([l.replace(old, new) for l in real])
+
+    def inserted(before, line):
+        at = next(i for i, l in enumerate(real) if before in l)
+        return emufault.stale_int3(real[:at] + [line] + real[at:])
+
+    # memory still holds an int3 there: a real int3 in kernel text
+    check(variant('e9 <94>', 'cc <94>') is None, 'int3 still in memory')
+    # the byte there starts no instruction text_poke_bp() writes
+    check(variant('e9 <94>', '48 <94>') is None, 'not a patch site')
+    # other deaths
+    for header in ('Oops: invalid opcode: 0000 [#1] PREEMPT SMP NOPTI',
+                   'Oops: general protection fault, probably for non-canonical address '
+                   '0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI'):
+        check(variant('Oops: int3: 0000 [#1] PREEMPT SMP NOPTI', header) is None, header)
+    check(variant('Fatal exception in interrupt', 'Fatal exception') is None,
+          'another panic')
+    check(emufault.stale_int3([l for l in real if 'Kernel panic' not in l]) is None,
+          'no panic: the guest did not die of it')
+    check(inserted('Kernel panic', '[  190.3669] Oops: general protection fault: 0000 [#2] '
+                   'PREEMPT SMP NOPTI') is None, 'a later Oops is the death')
+    check(inserted('Oops: int3', '[  180.0] BUG: kernel NULL pointer dereference, address: '
+                   '0000000000000008') is None, 'other trouble earlier in the boot')
+    check(inserted('Kernel panic', '[  190.3669] WARNING: CPU: 1 PID: 319 at x.c:1 f+0x1/0x2')
+          is None, 'other trouble inside the Oops')
+    check(variant(next(l for l in real if '<94>' in l).split('] ', 1)[1],
+                  'Code: Unable to access opcode bytes at 0xffffffffc0a8f8ce.') is None,
+          'no Code bytes')
+    check(variant('RIP: 0010:pcm_timing_charge', 'RIP: 0033:pcm_timing_charge') is None,
+          'a user-mode RIP')
+    check(emufault.stale_int3([]) is None, 'empty console')
+    check(emufault.stale_int3(['[   12.3] sysrq: Trigger a crash',
+                               '[   12.3] Kernel panic - not syncing: sysrq triggered crash'])
+          is None, 'sysrq c')
+    # the Oops's own RIP is the first after its header, nothing later
+    cut = [l for l in real if not l.endswith('RIP: 0010:pcm_timing_charge+0xf8/0x480 [dm_pcm]')
+           or '190.366638' in l]
+    check(emufault.stale_int3(cut) is None, "a later RIP is not the Oops's")
+    # 6.1's header, a NOP5 site (a tracepoint switched off), no timestamps
+    plain = ['int3: 0000 [#1] PREEMPT SMP NOPTI',
+             'CPU: 0 PID: 1 Comm: swapper/0 Not tainted 6.1.0-57-amd64 #1  Debian 6.1.158-1',
+             'RIP: 0010:sched_clock_cpu+0x10/0x1e0',
+             'Code: ' + ' '.join(['90'] * 41) + ' 0f <1f> 44 00 00 ' + ' '.join(['c3'] * 17),
+             'RSP: 0000:ffffffff92803e58 EFLAGS: 00000046',
+             'Kernel panic - not syncing: Fatal exception in interrupt']
+    got = emufault.stale_int3(plain)
+    check(got is not None and got['insn'] == '0f 1f 44 00 00' and 'NOP' in got['what'] and
+          len(got['lines']) == 4, f'6.1, NOP5: {got}')
+
+
 def main():
     return taplib.run_all((test_sizes, test_words, test_status_parser_shared,
                            test_libpcm_refusals, test_entries_broken_pipe, test_status_script,
-                           test_ranks_parser))
+                           test_ranks_parser, test_emufault))
 
 
 if __name__ == '__main__':

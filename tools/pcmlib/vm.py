@@ -24,6 +24,8 @@ import sys
 import threading
 import time
 
+from . import emufault
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(REPO, "tools")
 BUILD = os.path.join(REPO, "build")
@@ -33,6 +35,7 @@ GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 EXIT_TIMEOUT = 124  # like timeout(1)
 BOOT_TRIES = 3  # boots that may die before the command starts
+EMU_RESUMES = 2  # boots again after the emulator's int3 in tests/vm/run (emufault)
 EXIT_INFRA = 125  # the VM (or the preparation in it) failed, not CMD
 
 # Boot time under TCG is dominated by udev's coldplug loading drivers for
@@ -510,34 +513,57 @@ def run_vm(args, cmd):
     if args.verbose:
         log("vng command: " + shlex.join(argv))
 
-    # A TCG guest now and then oopses while it boots (seen: int3 in
-    # sched_clock_cpu during SMP text patching, before any module loaded).
-    # Such a boot ran nothing, so it is tried again; a guest that dies after
-    # the command started is a failure like any other.
-    for attempt in range(1, BOOT_TRIES + 1):
-        for path in (status_file, started_file):
-            if os.path.exists(path):
-                os.unlink(path)
-        if args.nvme:
-            _make_nvme(image, args.nvme)
-        start = time.monotonic()
-        _, (vng_rc, timed_out) = _run_child(argv, args.timeout, env=vng_env(), cwd=REPO)
-        took = time.monotonic() - start
-
-        status = None
-        try:
-            with open(status_file, encoding="utf-8") as f:
-                txt = f.read().strip()
-            if txt.isdigit():
-                status = int(txt)
-        except OSError:
-            pass
-        if status is not None or timed_out or os.path.exists(started_file):
+    # A TCG guest now and then dies while it boots (seen: int3 in
+    # sched_clock_cpu during SMP text patching, before any module loaded:
+    # the emulator's int3 below).  Such a boot ran nothing, so it is tried
+    # again; a guest that dies after the command started is a failure like
+    # any other, but for one signature: the emulator's int3.
+    #
+    # The emulator's int3 (tools/pcmlib/emufault.py; tests/README.md):
+    # QEMU's multi-threaded TCG can run a stale translation of kernel text
+    # that the kernel has just live-patched, trap on an int3 that memory no
+    # longer holds, and panic.  Under TCG only, and only if the console shows
+    # exactly that, while tests/vm/run ran (it names its test in
+    # vm-<kernel>.running in the results directory): the evidence goes to
+    # vm-<kernel>.emulator-fault there and the guest boots again; tests/vm/run
+    # reports that test as skipped with the evidence and goes on with the
+    # next.  At most EMU_RESUMES times in a run; any other command, or a
+    # KVM or native run, fails as before.
+    running_file = os.path.join(rwdir, f"vm-{rel}.running")
+    fault_file = os.path.join(rwdir, f"vm-{rel}.emulator-fault")
+    for path in (running_file, fault_file):
+        if os.path.exists(path):
+            os.unlink(path)  # a previous run's
+    resumes = 0
+    while True:
+        status, timed_out, took, vng_rc = _boot(
+            argv, args, status_file, started_file, console_log, image if args.nvme else None,
+            use_kvm)
+        if status is not None or timed_out or use_kvm or not os.path.exists(started_file):
             break
-        if attempt < BOOT_TRIES:
-            log(f"the guest died during boot, before the command started "
-                f"(boot {attempt} of {BOOT_TRIES}, vng exit {vng_rc}); booting again")
-            _show_console(console_log)
+        fault = emufault.stale_int3(_tail(console_log, 2000))
+        if fault is None:
+            break
+        log("the guest died of the emulator's int3, not of the command: " + fault["why"])
+        for line in fault["lines"]:
+            print("  " + line, file=sys.stderr)
+        sys.stderr.flush()
+        kept = os.path.join(rwdir, f"vm-{rel}.emulator-fault-{resumes + 1}.console")
+        shutil.copyfile(console_log, kept)
+        if not os.path.exists(running_file):
+            log("(no tests/vm/run test in progress to record it against: a failure)")
+            break
+        if resumes == EMU_RESUMES:
+            log(f"the emulator's int3 {resumes + 1} times in this run: a failure")
+            break
+        resumes += 1
+        with open(fault_file, "w", encoding="utf-8") as f:
+            f.write(fault["why"] + "\n")
+            for line in fault["lines"]:
+                f.write(line + "\n")
+            f.write(f"whole console: {kept}\n")
+        log(f"booting again: tests/vm/run reports its test as skipped with this evidence "
+            f"and goes on ({resumes} of {EMU_RESUMES}; whole console in {kept})")
 
     if timed_out:
         log(f"timeout: killed the VM after {args.timeout} s")
@@ -559,6 +585,39 @@ def run_vm(args, cmd):
     else:
         shutil.rmtree(rundir, ignore_errors=True)
     return status
+
+
+def _boot(argv, args, status_file, started_file, console_log, nvme_image, use_kvm):
+    """Boot until the command starts (BOOT_TRIES boots at most); return the
+    command's exit status (None if the guest died or timed out), whether it
+    timed out, the last boot's seconds and vng's exit code."""
+    for attempt in range(1, BOOT_TRIES + 1):
+        for path in (status_file, started_file):
+            if os.path.exists(path):
+                os.unlink(path)
+        if nvme_image:
+            _make_nvme(nvme_image, args.nvme)
+        start = time.monotonic()
+        _, (vng_rc, timed_out) = _run_child(argv, args.timeout, env=vng_env(), cwd=REPO)
+        took = time.monotonic() - start
+
+        status = None
+        try:
+            with open(status_file, encoding="utf-8") as f:
+                txt = f.read().strip()
+            if txt.isdigit():
+                status = int(txt)
+        except OSError:
+            pass
+        if status is not None or timed_out or os.path.exists(started_file):
+            break
+        if attempt < BOOT_TRIES:
+            fault = None if use_kvm else emufault.stale_int3(_tail(console_log, 2000))
+            log(f"the guest died during boot, before the command started "
+                f"(boot {attempt} of {BOOT_TRIES}, vng exit {vng_rc}); booting again"
+                + (f"; the emulator's int3: {fault['why']}" if fault else ""))
+            _show_console(console_log)
+    return status, timed_out, took, vng_rc
 
 
 def _show_console(path):
