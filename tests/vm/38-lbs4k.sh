@@ -141,14 +141,17 @@ if ! compat_skip "1. lengths of the other layouts (pcm-layout.c: plain C)"; then
 	agree "$nb" preset:none
 	agree "$nb" ecc:bch wear:on domains:3 row_size:8192
 	agree "$nb" ecc:bch meta_device:/dev/ram0
-	agree /dev/ram0 ecc:bch meta_device:"$nb"
+	# a meta_device of 4 KiB blocks small enough to bound the rows
+	dmsetup create lbmeta --table "0 8192 linear $nb 0"
+	agree /dev/ram0 ecc:bch meta_device:/dev/mapper/lbmeta
+	dmsetup remove lbmeta
 	[ -z "$nvme" ] || agree "$nvme" ecc:bch wear:on
 fi
 len=$(pcm_len "$nb")
 refused "2 KiB rows on 4 KiB blocks" "Row size below logical block size" \
 	"$(table "$nb" "$len" row_size:2048)"
 refused "a length off a 4 KiB block" "Length not a multiple of logical block size" \
-	"$(table "$nb" $((len / 2 / 8 * 8 + 4)))"
+	"$(table "$nb" $((len / 2 / 8 * 8 + 4)) format)"
 refused "an offset off a 4 KiB block" "Misaligned device offset" "0 8 pcm $nb 4"
 
 # --- 2. data, ECC, gap moves, raced reads -----------------------------------
