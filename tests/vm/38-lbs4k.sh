@@ -100,7 +100,7 @@ agree() {
 # the data reads back the same after more moves and a reload, and every
 # raw bit error was corrected
 round_trip() {
-	local dev=$1 words="ecc:bch seed:7 rber:1e-4 gap_interval:4 domains:2" sum mib reads
+	local dev=$1 words="ecc:bch seed:7 rber:2e-5 gap_interval:4 domains:2" sum mib reads
 	mib=$(scaled 16 4)
 	wipe_meta "$dev"
 	if ! pcm_create lbrt "$dev" $words; then
