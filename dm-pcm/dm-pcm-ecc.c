@@ -77,7 +77,8 @@
  */
 #define PCM_ECC_ROW_LOCKS	4096
 #define PCM_ECC_META_POOL	4	/* parity buffers kept for reclaim */
-#define PCM_ECC_SECTOR_POOL	2	/* re-read buffers kept for reclaim */
+#define PCM_ECC_REREAD_POOL	2	/* re-read buffers kept for reclaim */
+#define PCM_ECC_REREAD_SECTORS	8	/* a re-read's piece, at least: 4 KiB */
 
 /* One CPU's coding context: what lib/bch and the error model work in. */
 struct pcm_ecc_ctx {
@@ -94,7 +95,8 @@ struct pcm_ecc_dev {
 	struct pcm_ecc_geom geom;
 	struct bio_set bs;		/* inline reads' parity bios */
 	mempool_t *meta_pool;		/* a row's metadata, one per request at work */
-	mempool_t *sector_pool;		/* a sector, for a read that raced a write */
+	mempool_t *reread_pool;		/* reread_sectors, for a read that raced a write */
+	u32 reread_sectors;		/* whole logical blocks of the data device */
 	unsigned long *row_busy;	/* PCM_ECC_ROW_LOCKS bits: rows being written */
 	u32 *row_gen;			/* each bit's writes: +1 at lock, +1 at unlock */
 
@@ -374,13 +376,16 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 static int ecc_write_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
 			 const struct ecc_span *sp, bool zero, blk_opf_t fua, u8 *meta)
 {
-	const struct pcm_ecc_geom *g = &pc->ecc->geom;
 	sector_t where = pcm_layout_row_meta(&pc->layout, sp->slot);
 	u32 rs = 1U << pc->layout.row_shift;
 	int r = 0;
 
-	/* a whole row whose metadata fills whole sectors: nothing to keep */
-	if (!sp->first && sp->n == rs && pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) == meta_len(pc))
+	/*
+	 * A whole row: nothing of its metadata to keep.  What its parity
+	 * leaves of the metadata's last block (most of it with 4 KiB blocks)
+	 * is written as zeros, as a resync writes it; nothing reads it.
+	 */
+	if (!sp->first && sp->n == rs)
 		memset(meta, 0, meta_len(pc));
 	else
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, where,
@@ -758,24 +763,31 @@ static bool ecc_decode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 
 /*
  * A read that raced a write, its rows now locked: the data of one row's
- * part (@sp) read again into the bio at @it (not advanced), a sector at a
- * time.  The buffer comes from a mempool, taken after the parity buffer
- * and the rows and held only for this I/O: under memory pressure the
- * read waits for one, it does not fail (with -ENOMEM, as a kmalloc did).
+ * part (@sp) read again into the bio at @it (not advanced), in pieces of
+ * reread_sectors, which start and end on logical blocks of the data
+ * device (a device with 4 KiB blocks fails a 512-byte read: 6.12 ends it
+ * with an I/O error).  The buffer comes from a mempool, taken after the
+ * parity buffer and the rows and held only for this I/O: under memory
+ * pressure the read waits for one, it does not fail (with -ENOMEM, as a
+ * kmalloc did).
  */
 static int ecc_reread(struct pcm_c *pc, struct bio *bio, struct bvec_iter it,
 		      const struct ecc_span *sp)
 {
-	u8 *buf = mempool_alloc(pc->ecc->sector_pool, GFP_NOIO);
+	u32 blk = pc->layout.block_sectors, piece = pc->ecc->reread_sectors;
+	sector_t s = sp->s, end = sp->s + sp->n, from, to;
+	u8 *buf = mempool_alloc(pc->ecc->reread_pool, GFP_NOIO);
 	int r = 0;
-	u32 i;
 
-	for (i = 0; i < sp->n && !r; i++) {
-		r = pcm_io(pc, pc->dev->bdev, REQ_OP_READ | REQ_SYNC, sp->s + i, 1, buf);
-		if (!r)
-			bio_sector_copy(bio, &it, buf, true);
+	while (s < end && !r) {
+		/* a row's part is whole blocks; rounded all the same */
+		from = round_down(s, blk);
+		to = min_t(sector_t, round_up(end, blk), from + piece);
+		r = pcm_io(pc, pc->dev->bdev, REQ_OP_READ | REQ_SYNC, from, to - from, buf);
+		for (; !r && s < min(end, to); s++)
+			bio_sector_copy(bio, &it, buf + ((s - from) << SECTOR_SHIFT), true);
 	}
-	mempool_free(buf, pc->ecc->sector_pool);
+	mempool_free(buf, pc->ecc->reread_pool);
 	return r;
 }
 
@@ -1015,7 +1027,6 @@ static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
  */
 static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
-	const struct pcm_ecc_geom *g = &pc->ecc->geom;
 	u32 rs = 1U << pc->layout.row_shift, left, len, i;
 	sector_t s = io->iter.bi_sector, row;
 	struct bvec_iter it = io->iter;
@@ -1026,8 +1037,7 @@ static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io
 
 	left = io->iter.bi_size >> SECTOR_SHIFT;
 	if (pc->ecc_wq || bio_op(bio) != REQ_OP_WRITE || (bio->bi_opf & REQ_NOWAIT) ||
-	    ((s - pc->layout.offset) & (rs - 1)) || (left & (rs - 1)) ||
-	    pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) != meta_len(pc))
+	    ((s - pc->layout.offset) & (rs - 1)) || (left & (rs - 1)))
 		return false;
 	io_rows(pc, io, &row, &nrows);
 	if (nrows * meta_len(pc) > PCM_ECC_PAIR_MAX)
@@ -1249,9 +1259,12 @@ int pcm_ecc_dev_init(struct pcm_c *pc)
 	e->row_gen = kcalloc(PCM_ECC_ROW_LOCKS, sizeof(*e->row_gen), GFP_KERNEL);
 	e->meta_pool = mempool_create(PCM_ECC_META_POOL, meta_pool_alloc, meta_pool_free,
 				      (void *)(size_t)meta_len(pc));
-	e->sector_pool = mempool_create_kmalloc_pool(PCM_ECC_SECTOR_POOL, PCM_ECC_SECTOR);
+	/* whole blocks: both are powers of two, the larger a multiple of the other */
+	e->reread_sectors = max_t(u32, PCM_ECC_REREAD_SECTORS, pc->layout.block_sectors);
+	e->reread_pool = mempool_create_kmalloc_pool(PCM_ECC_REREAD_POOL,
+						     e->reread_sectors << SECTOR_SHIFT);
 	e->ctx = alloc_percpu(struct pcm_ecc_ctx);
-	if (!e->row_busy || !e->row_gen || !e->meta_pool || !e->sector_pool || !e->ctx)
+	if (!e->row_busy || !e->row_gen || !e->meta_pool || !e->reread_pool || !e->ctx)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct pcm_ecc_ctx *c = per_cpu_ptr(e->ctx, cpu);
@@ -1289,7 +1302,7 @@ void pcm_ecc_dev_exit(struct pcm_c *pc)
 		free_percpu(e->ctx);
 	}
 	mempool_destroy(e->meta_pool);
-	mempool_destroy(e->sector_pool);
+	mempool_destroy(e->reread_pool);
 	bioset_exit(&e->bs);
 	bitmap_free(e->row_busy);
 	kfree(e->row_gen);

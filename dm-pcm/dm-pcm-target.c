@@ -145,24 +145,25 @@ static int pcm_parse_args(struct dm_target *ti, struct pcm_c *pc,
 	return 0;
 }
 
-static int pcm_check_alignment(struct dm_target *ti, struct pcm_c *pc)
+/*
+ * The data device's logical blocks: a row is remapped whole, so it cannot
+ * be a part of one, and the rows start on one (pcm-layout.c's rule, which
+ * pcmctl length shares).
+ */
+static int pcm_check_alignment(struct dm_target *ti, struct pcm_c *pc, enum pcm_layout_err e)
 {
-	struct block_device *bdev = pc->dev->bdev;
-	unsigned int lbs = bdev_logical_block_size(bdev);
+	const struct pcm_layout *l = &pc->layout;
 
-	if (pc->cfg.val[PCM_ROW_SIZE] < lbs) {
-		DMERR("row_size:%llu is smaller than the device's %u-byte logical blocks",
-		      pc->cfg.val[PCM_ROW_SIZE], lbs);
+	if (e == PCM_LAYOUT_ROW_BLOCK) {
+		DMERR("row_size:%u is smaller than the device's %u-byte logical blocks",
+		      l->row_size, l->data_block);
 		ti->error = "Row size below logical block size";
-		return -EINVAL;
-	}
-	if (pc->start & ((lbs >> SECTOR_SHIFT) - 1)) {
+	} else {
 		DMERR("offset %llu is not a multiple of the device's %u-byte logical blocks",
-		      (unsigned long long)pc->start, lbs);
+		      l->offset, l->data_block);
 		ti->error = "Misaligned device offset";
-		return -EINVAL;
 	}
-	return 0;
+	return -EINVAL;
 }
 
 /*
@@ -173,21 +174,20 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 {
 	struct pcm_layout *l = &pc->layout;
 	enum pcm_layout_err e;
-	int r;
 
-	r = pcm_check_alignment(ti, pc);
-	if (r)
-		return r;
 	l->dev_sectors = bdev_nr_sectors(pc->dev->bdev);
 	l->offset = pc->start;
 	l->meta_dev = pc->meta_dev;
 	l->meta_dev_sectors = pc->meta_dev ? bdev_nr_sectors(pc->meta_dev->bdev) : 0;
+	l->data_block = bdev_logical_block_size(pc->dev->bdev);
 	l->meta_block = bdev_logical_block_size(meta_bdev(pc));
 	l->row_size = pc->cfg.val[PCM_ROW_SIZE];
 	l->domains = pc->cfg.val[PCM_DOMAINS];
 	l->row_meta = pc->ecc_on ? pcm_ecc_row_meta(&pc->ecc_geom, l->row_size) : 0;
 	l->wear_group = pc->cfg.val[PCM_WEAR];
 	e = pcm_layout_compute(l);
+	if (e == PCM_LAYOUT_ROW_BLOCK || e == PCM_LAYOUT_OFFSET_BLOCK)
+		return pcm_check_alignment(ti, pc, e);
 	if (e == PCM_LAYOUT_META_EMPTY || e == PCM_LAYOUT_META_BLOCK) {
 		DMERR("%s: %s", pc->meta_dev ? pc->meta_dev->name : pc->dev->name,
 		      pcm_layout_error(e));
@@ -205,6 +205,12 @@ static int pcm_check_geometry(struct dm_target *ti, struct pcm_c *pc)
 		DMERR("length %llu exceeds capacity: largest legal length is %llu sectors",
 		      (unsigned long long)ti->len, l->max_length);
 		ti->error = "Length exceeds device capacity";
+		return -EINVAL;
+	}
+	if (ti->len & (l->block_sectors - 1)) {
+		DMERR("length %llu is not a multiple of the device's %u-byte logical blocks",
+		      (unsigned long long)ti->len, l->data_block);
+		ti->error = "Length not a multiple of logical block size";
 		return -EINVAL;
 	}
 	pc->logical_rows = pcm_layout_rows(ti->len, l->row_size);

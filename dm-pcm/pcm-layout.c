@@ -45,6 +45,7 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 		       (l->wear_group ? PCM_SB_FEAT_WEAR : 0);
 	u32 blk = l->meta_block > 512 ? l->meta_block >> 9 : 1;
 
+	l->block_sectors = l->data_block > 512 ? l->data_block >> 9 : 1;
 	/* whole blocks of the device that holds them, so no read-modify-write */
 	l->row_meta_sectors = DIV_ROUND_UP(l->row_meta, 512 * blk) * blk;
 	l->row_meta_start = 0;
@@ -61,6 +62,11 @@ enum pcm_layout_err pcm_layout_compute(struct pcm_layout *l)
 	l->max_length = 0;
 	if (l->meta_block > PCM_SB_BLOCK)
 		return PCM_LAYOUT_META_BLOCK;
+	/* a row is remapped whole: it cannot be a part of a logical block */
+	if (l->row_size < l->block_sectors << 9)
+		return PCM_LAYOUT_ROW_BLOCK;
+	if (l->offset & (l->block_sectors - 1))
+		return PCM_LAYOUT_OFFSET_BLOCK;
 	if (l->meta_dev) {
 		if (!l->meta_dev_sectors)
 			return PCM_LAYOUT_META_EMPTY;
@@ -124,6 +130,10 @@ const char *pcm_layout_error(enum pcm_layout_err e)
 		return "no room for the two superblock copies";
 	case PCM_LAYOUT_META_BLOCK:
 		return "metadata device has logical blocks over 4096 bytes";
+	case PCM_LAYOUT_ROW_BLOCK:
+		return "row_size is smaller than the device's logical block size";
+	case PCM_LAYOUT_OFFSET_BLOCK:
+		return "offset is not a multiple of the device's logical block size";
 	case PCM_LAYOUT_TOO_SMALL:
 		return "fewer than two physical rows per domain";
 	}

@@ -27,6 +27,12 @@
  * wear_start: after the WIB region, or the row metadata area, or the rows
  * when there is neither.
  *
+ * Every region starts and ends on a logical block of the device that
+ * holds it (data_block, meta_block): dm-pcm never reads or writes part of
+ * one.  Rows may not be smaller than the data device's logical block, the
+ * offset must be a multiple of it, and so must a table's length
+ * (block_sectors): a bio the block layer sends is whole blocks.
+ *
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
  */
@@ -43,6 +49,7 @@ struct pcm_layout {
 	u64 offset;		/* first data sector used */
 	bool meta_dev;		/* metadata on a meta_device ... */
 	u64 meta_dev_sectors;	/* ... of this size */
+	u32 data_block;		/* logical block size of the data device, 0: 512 */
 	u32 meta_block;		/* logical block size where the metadata is, 0: 512 */
 	u32 row_size;		/* bytes, a power of two >= 512 */
 	u32 domains;
@@ -50,6 +57,7 @@ struct pcm_layout {
 	u32 wear_group;		/* rows per wear counter, 0: no wear region */
 	/* outputs of pcm_layout_compute() */
 	u32 row_shift;		/* log2 of row_size in sectors */
+	u32 block_sectors;	/* a table's length is a multiple of it */
 	u64 sb_sectors;		/* one superblock copy */
 	u64 meta_start;		/* copy 0, in sectors of the metadata device */
 	u64 max_rows;		/* largest legal logical row count */
@@ -77,6 +85,8 @@ enum pcm_layout_err {
 	PCM_LAYOUT_META_EMPTY,	/* meta_device has no sectors at all */
 	PCM_LAYOUT_META_SMALL,	/* no room for two superblock copies */
 	PCM_LAYOUT_META_BLOCK,	/* metadata device blocks over PCM_SB_BLOCK */
+	PCM_LAYOUT_ROW_BLOCK,	/* rows smaller than the data device's blocks */
+	PCM_LAYOUT_OFFSET_BLOCK,	/* offset not on a block of the data device */
 	PCM_LAYOUT_TOO_SMALL,	/* fewer physical rows than 2 per domain */
 };
 

@@ -38,6 +38,8 @@ enum {
 	LIBPCM_MAX_ROWS,
 	LIBPCM_META_START,
 	LIBPCM_SB_SECTORS,
+	LIBPCM_BLOCK_SECTORS,		/* a table's length is a multiple of it */
+	LIBPCM_ROW_META_SECTORS,	/* a physical row's ECC metadata, 0: none */
 	LIBPCM_NR_LENGTH_OUT
 };
 
@@ -104,21 +106,27 @@ int libpcm_params(char *text, size_t len)
 }
 
 /*
- * The largest legal table length for a data device of @dev_sectors used
- * from @offset, with metadata at its end or (@meta_given) on a meta_device
- * of @meta_dev_sectors, and @row_meta bytes of ECC metadata per row (0:
- * none) and a wear counter per @wear_group rows (0: none).  Returns 0 with LIBPCM_NR_LENGTH_OUT values
- * in @out, or -EINVAL with the reason in @err.
+ * The largest legal table length for a data device of @dev_sectors, with
+ * logical blocks of @data_block bytes (0: 512), used from @offset, with
+ * metadata at its end or (@meta_given) on a meta_device of
+ * @meta_dev_sectors, and @row_meta bytes of ECC metadata per row (0: none)
+ * and a wear counter per @wear_group rows (0: none).  @meta_block is the
+ * logical block size of the device that holds the metadata (the data
+ * device's without a meta_device), as the kernel takes them.  Returns 0
+ * with LIBPCM_NR_LENGTH_OUT values in @out, or -EINVAL with the reason in
+ * @err.
  */
-int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sectors,
-		  u32 row_size, u32 domains, u32 row_meta, u32 wear_group, u64 *out, char *err,
-		  size_t len)
+int libpcm_length(u64 dev_sectors, u32 data_block, u64 offset, u32 meta_given,
+		  u64 meta_dev_sectors, u32 meta_block, u32 row_size, u32 domains, u32 row_meta,
+		  u32 wear_group, u64 *out, char *err, size_t len)
 {
 	struct pcm_layout l = {
 		.dev_sectors = dev_sectors,
 		.offset = offset,
 		.meta_dev = meta_given,
 		.meta_dev_sectors = meta_dev_sectors,
+		.data_block = data_block,
+		.meta_block = meta_block,
 		.row_size = row_size,
 		.domains = domains,
 		.row_meta = row_meta,
@@ -140,6 +148,8 @@ int libpcm_length(u64 dev_sectors, u64 offset, u32 meta_given, u64 meta_dev_sect
 	out[LIBPCM_MAX_ROWS] = l.max_rows;
 	out[LIBPCM_META_START] = l.meta_start;
 	out[LIBPCM_SB_SECTORS] = l.sb_sectors;
+	out[LIBPCM_BLOCK_SECTORS] = l.block_sectors;
+	out[LIBPCM_ROW_META_SECTORS] = l.row_meta_sectors;
 	return 0;
 }
 

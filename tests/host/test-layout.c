@@ -75,6 +75,139 @@ static void test_meta_block(void)
 	      "on a meta_device too");
 }
 
+/*
+ * The data device's logical blocks: rows no smaller, the offset on one,
+ * and so every legal length a whole number of them.
+ */
+static void test_data_block(void)
+{
+	struct pcm_layout l = { .dev_sectors = 1 << 16, .row_size = 2048, .domains = 1,
+				.data_block = 4096, .meta_block = 4096 };
+
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_ROW_BLOCK && l.block_sectors == 8,
+	      "2 KiB rows on 4 KiB blocks refused");
+	l.row_size = 4096;
+	l.offset = 4;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OFFSET_BLOCK, "offset inside a block refused");
+	l.offset = 8;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.max_length % 8 == 0,
+	      "4 KiB rows from a 4 KiB offset: ok");
+	l.data_block = 0;
+	l.offset = 4;
+	l.row_size = 512;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK && l.block_sectors == 1,
+	      "no block size given: 512 bytes");
+	l.data_block = 1024;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_ROW_BLOCK, "512 B rows on 1 KiB blocks");
+	l.row_size = 1024;
+	l.offset = 3;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OFFSET_BLOCK, "offset 3 on 1 KiB blocks");
+	l.offset = 2;
+	check(pcm_layout_compute(&l) == PCM_LAYOUT_OK, "offset 2 on 1 KiB blocks");
+	check(!strcmp(pcm_layout_error(PCM_LAYOUT_ROW_BLOCK),
+		      "row_size is smaller than the device's logical block size") &&
+	      !strcmp(pcm_layout_error(PCM_LAYOUT_OFFSET_BLOCK),
+		      "offset is not a multiple of the device's logical block size"), "reasons");
+}
+
+/* @x is a whole number of @blk-sector blocks. */
+static bool on_blocks(u64 x, u32 blk)
+{
+	return x % blk == 0;
+}
+
+/*
+ * One layout with every physical row in use (R + K): each region the
+ * module reads or writes starts and ends on a logical block of the device
+ * that holds it, and none overlaps another or the device's end.
+ */
+static bool regions_ok(struct pcm_layout *l, char *why, size_t len)
+{
+	u32 db = l->block_sectors, mb = l->meta_block > 512 ? l->meta_block >> 9 : 1;
+	u64 phys = l->max_rows + l->domains, rows_end, meta_end, end;
+
+	pcm_layout_place(l, phys);
+	rows_end = l->offset + (phys << l->row_shift);
+	meta_end = l->meta_dev ? l->meta_dev_sectors : l->dev_sectors;
+	end = l->row_meta_start + phys * l->row_meta_sectors;
+	if (l->row_meta_sectors)
+		end = l->wib_start + l->inj_sectors + l->wib_sectors;
+	if (l->wear_group)
+		end = l->wear_start + 2 * l->wear_sectors;
+	if (!on_blocks(l->max_length, db) || !on_blocks(l->offset, db) ||
+	    !on_blocks(1ULL << l->row_shift, db))
+		snprintf(why, len, "rows off the data device's blocks");
+	else if (!on_blocks(l->row_meta_start, mb) || !on_blocks(l->row_meta_sectors, mb) ||
+		 !on_blocks(l->wib_start, mb) || !on_blocks(l->inj_sectors, mb) ||
+		 !on_blocks(l->wib_sectors, mb) || !on_blocks(l->wear_start, mb) ||
+		 !on_blocks(l->wear_sectors, mb) || !on_blocks(l->meta_start, mb) ||
+		 !on_blocks(l->sb_sectors, mb))
+		snprintf(why, len, "metadata off the %u-sector blocks", mb);
+	else if (!l->meta_dev && (rows_end > l->row_meta_start || end > l->meta_start))
+		snprintf(why, len, "regions overlap: rows to %llu, parity at %llu, end %llu, sb %llu",
+			 (unsigned long long)rows_end, (unsigned long long)l->row_meta_start,
+			 (unsigned long long)end, (unsigned long long)l->meta_start);
+	else if (l->meta_dev && (l->row_meta_start < 2 * l->sb_sectors || end > meta_end ||
+				 rows_end > l->dev_sectors))
+		snprintf(why, len, "past a device's end");
+	else if (!l->meta_dev && l->meta_start + 2 * l->sb_sectors > meta_end)
+		snprintf(why, len, "superblocks past the end");
+	else
+		return true;
+	return false;
+}
+
+/*
+ * Every region on whole blocks, for every block size on the data device
+ * and on a meta_device, each row size, ECC metadata size, wear region and
+ * domain count (case @i: each a digit of it).
+ */
+static void test_block_alignment(void)
+{
+	static const u32 blks[] = { 512, 1024, 2048, 4096 }, rows[] = { 512, 4096, 32768 };
+	static const u32 metas[] = { 0, 7, 64, 512 }, groups[] = { 0, 1, 1024 };
+	static const u32 doms[] = { 1, 3, 64 };
+	long cases = 0, bad = 0;
+	char why[160] = "";
+	unsigned int i;
+
+	for (i = 0; i < 4 * 5 * 3 * 4 * 3 * 3; i++) {
+		unsigned int db = i % 4, mb = i / 4 % 5, r = i / 20 % 3, m = i / 60 % 4;
+		unsigned int g = i / 240 % 3, d = i / 720;
+		/* mb 4: metadata on the data device; else a meta_device's blocks */
+		bool md = mb < 4;
+		u32 meta_blk = md ? blks[mb] : blks[db];
+		struct pcm_layout l = {
+			.dev_sectors = (1 << 18) + 8 * 37, .offset = 3 * 8 * (blks[db] >> 9),
+			.meta_dev = md, .meta_dev_sectors = md ? (1 << 15) + 8 * 5 : 0,
+			.data_block = blks[db], .meta_block = meta_blk,
+			.row_size = rows[r], .domains = doms[d],
+			/* metas[m] bytes per 512-byte sector */
+			.row_meta = metas[m] * (rows[r] >> 9), .wear_group = groups[g],
+		};
+		enum pcm_layout_err e = pcm_layout_compute(&l);
+
+		if (rows[r] < blks[db]) {
+			if (e != PCM_LAYOUT_ROW_BLOCK && bad++ < 5)
+				printf("#   %u B rows on %u B blocks: %s\n", rows[r], blks[db],
+				       pcm_layout_error(e));
+			continue;
+		}
+		if (e != PCM_LAYOUT_OK) {
+			snprintf(why, sizeof(why), "refused: %s", pcm_layout_error(e));
+		} else {
+			cases++;
+			if (regions_ok(&l, why, sizeof(why)))
+				continue;
+		}
+		if (bad++ < 5)
+			printf("#   data %u B, meta %u B%s, row %u, row_meta %u, wear %u, domains %u: %s\n",
+			       blks[db], meta_blk, md ? " (meta_device)" : "", rows[r], l.row_meta,
+			       groups[g], doms[d], why);
+	}
+	check(cases > 1000 && bad == 0, "%ld bad of %ld layouts", bad, cases);
+}
+
 /* The slot of (domain, physical row) is the interleaved backing row. */
 static void test_slot(void)
 {
@@ -245,6 +378,8 @@ int main(void)
 	RUN(test_fits_exactly);
 	RUN(test_external_meta);
 	RUN(test_meta_block);
+	RUN(test_data_block);
+	RUN(test_block_alignment);
 	RUN(test_slot);
 	RUN(test_refusals);
 	RUN(test_row_meta);

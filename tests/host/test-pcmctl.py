@@ -139,6 +139,52 @@ def model_length(size, offset, row_size, domains, meta=0):
     return (rows - domains) * rs if rows >= 2 * domains else None
 
 
+def model_ecc_length(size, row_size, domains, row_meta, block=512, meta=0, meta_block=None):
+    """Largest legal length with ECC (@row_meta bytes a row), offset 0, no
+    wear, on a device of @block-byte logical blocks, the metadata on it or
+    on a meta_device of @meta sectors and @meta_block-byte blocks: the
+    parity, the inject table and the bitmap in whole blocks of the device
+    that holds them (the .rst's layout), or None where none is legal."""
+    if row_size < block:
+        return None
+    blk = (block if meta_block is None else meta_block) // 512
+    sb, rs = sb_sectors(domains) + 0, row_size // 512
+    rm = -(-row_meta // (512 * blk)) * blk
+    inj = -(-8 // blk) * blk
+
+    def extra(rows):
+        bitmap = -(-(-(-rows // 64)) // 4096)
+        return inj + -(-bitmap // blk) * blk
+
+    if meta:
+        avail = meta - 2 * sb
+        rows = min(size // rs, avail // rm)
+        if avail < extra(rows):
+            return None
+        rows = min(rows, (avail - extra(rows)) // rm)
+    else:
+        end = size - size % 8 - 2 * sb
+        rows = end // (rs + rm)
+        rows = (end - extra(rows)) // (rs + rm)
+    return (rows - domains) * rs if rows >= 2 * domains else None
+
+
+@contextlib.contextmanager
+def block_sizes(blocks):
+    """pcmctl sees the files of @blocks ({path: bytes}) as block devices
+    of those logical block sizes (a host test has no block device)."""
+    real = pcmctl.dev_geometry
+
+    def fake(path):
+        size, block = real(path)
+        return size, blocks.get(path, block)
+    pcmctl.dev_geometry = fake
+    try:
+        yield
+    finally:
+        pcmctl.dev_geometry = real
+
+
 class Domain:
     """A start-gap domain of n rows on n + 1 physical rows, moved for real."""
 
@@ -232,6 +278,58 @@ def test_length_errors():
     check(rc == 1 and 'No such file' in err, f'missing device: {err!r}')
     rc, _, err = pcm('length', dev, '--offset', '-8')
     check(rc == 2 and 'not a non-negative integer' in err, f'negative offset: {err!r}')
+
+
+def test_length_block_sizes():
+    """A device's logical block size, as the kernel takes it: the parity,
+    inject table and bitmap in whole blocks of the device that holds them;
+    rows no smaller than the data device's blocks, offsets and lengths on
+    them."""
+    dev = scratch_file('lb-data', 64 << 20)
+    meta = scratch_file('lb-meta', 4 << 20)
+    size = (64 << 20) // 512
+    for block in (512, 1024, 4096):
+        with block_sizes({dev: block}):
+            rc, out, err = pcm('length', dev, 'preset:none')
+            check(rc == 0 and int(out) == model_length(size, 0, 4096, 1),
+                  f'{block} B blocks, no ECC: the same length, got {rc} {out!r} {err!r}')
+            for words, rm in ((['ecc:bch'], 512), (['ecc:bch', 'row_size:32768'], 4096),
+                              (['ecc:bch', 'meta_bytes:16', 'ecc_t:1', 'domains:3'], 128)):
+                p = pcmctl.Lib().parse(words)
+                want = model_ecc_length(size, p['row_size'], p['domains'], rm, block)
+                rc, out, err = pcm('length', dev, *words)
+                check(rc == 0 and int(out) == want,
+                      f'{block} B blocks, {words}: want {want}, got {rc} {out!r} {err!r}')
+            rc, out, _ = pcm('length', dev, '--json', 'ecc:bch')
+            res = json.loads(out)
+            check(res['block_size'] == block and res['block_sectors'] == block // 512 and
+                  res['row_meta_sectors'] == max(1, block // 512), f'{block}: {res}')
+    with block_sizes({dev: 4096}):
+        ecc = int(pcm('length', dev, 'ecc:bch')[1])
+        check(ecc < int(pcm('length', dev, 'preset:none')[1]) // 2 + 8,
+              f'4 KiB blocks: a 4 KiB row takes a block of parity ({ecc})')
+        for args, reason in (
+                (['row_size:2048'], "row_size is smaller than the device's logical block size"),
+                (['--offset', '4'], "offset is not a multiple of the device's logical block size")):
+            rc, out, err = pcm('length', dev, *args)
+            check(rc == 1 and not out and reason in err, f'{args}: {rc} {out!r} {err!r}')
+        fake_dm()
+        rc, out, err = pcm('create', 'lb', dev, '--dry-run', '--length', ecc - 4, 'ecc:bch')
+        check(rc == 1 and 'not a multiple of 8 sectors, the 4096-byte logical blocks' in err,
+              f'a length off a block: {rc} {out!r} {err!r}')
+        rc, out, err = pcm('create', 'lb', dev, '--dry-run', '--length', ecc - 8, 'ecc:bch')
+        check(rc == 0 and out == f'0 {ecc - 8} pcm {dev} 0 1 ecc:bch\n', f'{rc} {out!r} {err!r}')
+    # the blocks of the device that holds the metadata
+    with block_sizes({dev: 512, meta: 4096}):
+        want = model_ecc_length(size, 4096, 1, 512, 512, meta=(4 << 20) // 512, meta_block=4096)
+        rc, out, err = pcm('length', dev, 'ecc:bch', f'meta_device:{meta}')
+        check(rc == 0 and int(out) == want, f'meta_device of 4 KiB blocks: want {want}, '
+              f'got {rc} {out!r} {err!r}')
+    with block_sizes({dev: 4096, meta: 512}):
+        want = model_ecc_length(size, 4096, 1, 512, 4096, meta=(4 << 20) // 512, meta_block=512)
+        rc, out, err = pcm('length', dev, 'ecc:bch', f'meta_device:{meta}')
+        check(rc == 0 and int(out) == want, f'data of 4 KiB blocks, meta_device of 512: '
+              f'want {want}, got {rc} {out!r} {err!r}')
 
 
 def test_pcm_length_agrees():
@@ -616,7 +714,7 @@ def main():
     install_fake_dmsetup()
     cases = (
         test_length_matches_model, test_length_readme_example, test_length_meta_device,
-        test_length_errors, test_pcm_length_agrees, test_create_dry_run, test_create_remove, test_message, test_status,
+        test_length_errors, test_length_block_sizes, test_pcm_length_agrees, test_create_dry_run, test_create_remove, test_message, test_status,
         test_create_kernel_reason, test_map_simulation, test_map_randomized,
         test_map_text_and_errors, test_cli, test_broken_pipe, test_model, test_params,
         test_fresh_tree_builds_lib)

@@ -13,15 +13,10 @@
 cuts=${PCM_POWER_CUTS:-$(scaled 20 3)}
 modprobe dm-flakey 2>/dev/null || skip_all "dm-flakey not available"
 brd_load 8 || skip_all "brd not available"
-here=$(dirname "$0")
 sz=$(sectors /dev/ram0)
 up="0 $sz linear /dev/ram0 0"
 down="0 $sz flakey /dev/ram0 0 0 3600 1 drop_writes"
 words="gap_interval:2 domains:2"
-swap() {	# swap TABLE: replace the table under dm-pcm
-	dmsetup suspend --nolockfs under && dmsetup load under --table "$1" &&
-		dmsetup resume under
-}
 
 dmsetup create under --table "$up"
 table=$(pcm_table /dev/mapper/under $words)
@@ -29,25 +24,9 @@ blocks=$(( $(pcm_len /dev/mapper/under $words) / 8 ))
 dmsetup create pc --table "$table"
 seed=$((RANDOM * 32768 + RANDOM))
 note "seed $seed, $blocks blocks, $cuts cuts"
-survived=0 moves=0
-for ((i = 1; i <= cuts; i++)); do
-	power_cut /dev/mapper/pc $((seed + i)) "$blocks" 2.5 swap "$down" ||
-		{ fail "cut $i: zero the device, write, swap to drop_writes"; break; }
-	moves=$((moves + $(status_field pc gap_moves)))
-	dmsetup remove pc && swap "$up" || { fail "cut $i: power back on"; break; }
-	if ! dmsetup create pc --table "$table"; then
-		fail "cut $i: dm-pcm loads after the cut"
-		break
-	fi
-	if py "$here/versioned.py" check /dev/mapper/pc $((seed + i)) "$durable" \
-		--blocks "$blocks" --batch 8; then
-		survived=$((survived + 1))
-	else
-		fail "cut $i (after $durable durable batches): flushed data verifies"
-	fi
-done
-expect_eq "power cuts survived" "$survived" "$cuts"
-note "power cuts survived: $survived of $cuts, gap moves before the cuts: $moves"
+power_cuts pc under "$table" "$cuts" "$seed" "$blocks" "$up" "$down"
+expect_eq "power cuts survived" "$cuts_survived" "$cuts"
+note "power cuts survived: $cuts_survived of $cuts, gap moves before the cuts: $cut_moves"
 dmsetup remove pc
 dmsetup remove under
 finish

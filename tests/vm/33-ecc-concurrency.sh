@@ -56,10 +56,7 @@ expect_eq "none corrected (no error drawn, none made by a race)" \
 # whole, as the old or the new data, never as an error or a miscorrection ---
 dmsetup message eccc 0 set gap_interval 0
 dmsetup message eccc 0 stats reset
-expect "fio: 4 KiB writes and QD8 reads of the same 4 rows, $(scaled 8 3) s" \
-	run_fio --filename=/dev/mapper/eccc --offset=20M --size=16k --bs=4k \
-	--time_based --runtime="$(scaled 8 3)" \
-	--name=w --rw=randwrite --iodepth=4 --name=r --rw=randread --iodepth=8
+expect "fio: 4 KiB writes and QD8 reads of the same 4 rows, $(scaled 8 3) s" rows_race eccc 20
 note "reads $(field eccc reads), writes $(field eccc writes) of those 4 rows"
 expect_eq "none uncorrectable" "$(field eccc ecc_uncorrectable_sectors)" 0
 expect_eq "none silent" "$(field eccc ecc_silent_sectors)" 0

@@ -229,6 +229,51 @@ power_cut() {
 	return 0
 }
 
+# swap_table NAME TABLE: load TABLE into NAME, a device under a pcm
+# device, suspended --nolockfs (the pcm device above goes on): the power
+# switch of the power-cut tests (dm-flakey drop_writes, then back).
+swap_table() {
+	dmsetup suspend --nolockfs "$1" && dmsetup load "$1" --table "$2" &&
+		dmsetup resume "$1"
+}
+
+# power_cuts PC UNDER TABLE CUTS SEED BLOCKS UP DOWN: CUTS rounds of
+# power_cut on the pcm device PC (its table TABLE) over the device UNDER,
+# the power cut by loading DOWN under it (dm-flakey drop_writes); after
+# each, PC removed, UP loaded again, PC created on what survived, and the
+# batches flushed before the cut verified (versioned.py, seed SEED + the
+# round).  Sets cuts_survived and cut_moves (gap moves before the cuts);
+# a step that fails fails a subtest and ends the rounds (status 1).
+power_cuts() {
+	local pc=$1 under=$2 table=$3 cuts=$4 seed=$5 blocks=$6 up=$7 down=$8 i
+	cuts_survived=0 cut_moves=0
+	for ((i = 1; i <= cuts; i++)); do
+		power_cut /dev/mapper/$pc $((seed + i)) "$blocks" 2.5 swap_table "$under" "$down" ||
+			{ fail "cut $i: zero the device, write, swap to drop_writes"; return 1; }
+		cut_moves=$((cut_moves + $(status_field "$pc" gap_moves)))
+		dmsetup remove "$pc" && swap_table "$under" "$up" ||
+			{ fail "cut $i: power back on"; return 1; }
+		dmsetup create "$pc" --table "$table" ||
+			{ fail "cut $i: dm-pcm loads after the cut"; return 1; }
+		if py "$PCM_ROOT/tests/vm/versioned.py" check /dev/mapper/$pc $((seed + i)) \
+			"$durable" --blocks "$blocks" --batch 8; then
+			cuts_survived=$((cuts_survived + 1))
+		else
+			fail "cut $i (after $durable durable batches): flushed data verifies"
+		fi
+	done
+}
+
+# rows_race NAME MIB: fio's 4 KiB writes (QD4) and reads (QD8) of the same
+# 4 rows of the pcm device NAME, from MIB MiB on, for 8 s at full
+# PCM_SCALE (3 at least): with ecc:bch a read's data and its parity are
+# read at different moments, and a write of its rows may land in between.
+rows_race() {
+	run_fio --filename=/dev/mapper/$1 --offset=$2M --size=16k --bs=4k \
+		--time_based --runtime="$(scaled 8 3)" \
+		--name=w --rw=randwrite --iodepth=4 --name=r --rw=randread --iodepth=8
+}
+
 pcm_refcnt() { cat /sys/module/dm_pcm/refcnt 2>/dev/null || echo none; }
 
 # Remove every dm device (most recent first) and the ramdisks.
@@ -357,15 +402,15 @@ small_files() (
 # fs_cycle FS BACKING [WORD...]: mkfs, mount, fio file verify, a
 # metadata-heavy load, umount, fsck -fn, remount and compare, on a pcm
 # device with those optional words.  FS_FIO_MB sizes the fio part (32 at
-# full PCM_SCALE).
+# full PCM_SCALE); FS_BLOCK, if set, is the file system's block size.
 fs_cycle() {
 	local fs=$1 dev=$2 mnt=/tmp/pcm-mnt sum1 t
 	shift 2
-	t="$fs${*:+ ($*)}"
+	t="$fs${FS_BLOCK:+ -b $FS_BLOCK}${*:+ ($*)}"
 	mkdir -p $mnt
 	wipe_meta "$dev"
 	pcm_create fs "$dev" "$@" || return 1
-	expect "$t: mkfs" mkfs.$fs -q -F /dev/mapper/fs
+	expect "$t: mkfs" mkfs.$fs -q -F ${FS_BLOCK:+-b "$FS_BLOCK"} /dev/mapper/fs
 	expect "$t: mount" mount /dev/mapper/fs $mnt
 	expect "$t: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
 		--size=${FS_FIO_MB:-$(scaled 32 8)}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64

@@ -86,8 +86,9 @@ class Lib:
         u64, u64p = ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)
         so.libpcm_parse.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
                                     u64p, ctypes.c_char_p, ctypes.c_size_t]
-        so.libpcm_length.argtypes = [u64, u64, ctypes.c_uint32, u64, ctypes.c_uint32,
+        so.libpcm_length.argtypes = [u64, ctypes.c_uint32, u64, ctypes.c_uint32, u64,
                                      ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                     ctypes.c_uint32, ctypes.c_uint32,
                                      u64p, ctypes.c_char_p, ctypes.c_size_t]
         so.libpcm_map.argtypes = [u64, ctypes.c_uint32, u64, u64p, u64p, u64]
         so.libpcm_map.restype = u64
@@ -119,17 +120,22 @@ class Lib:
                 'channels': out[6], 'ranks': out[7], 'gap_interval': out[8],
                 'endurance': out[9], 'config': text.value.decode(errors='replace')}
 
-    def length(self, dev_sectors, offset, meta_sectors, row_size, domains, row_meta=0, wear=0):
-        """max_length, max_rows, meta_start, sb_sectors; PcmError if none.
+    def length(self, dev_sectors, offset, meta_sectors, row_size, domains, row_meta=0, wear=0,
+               block=512, meta_block=None):
+        """max_length, max_rows, meta_start, sb_sectors, block_sectors (a
+        length is a multiple of it), row_meta_sectors; PcmError if none.
         @meta_sectors: the meta_device's size, None for metadata inside;
-        @row_meta: ECC metadata bytes per row; @wear: rows per wear counter."""
+        @row_meta: ECC metadata bytes per row; @wear: rows per wear counter;
+        @block: the data device's logical block size, @meta_block the
+        meta_device's (default: @block, as for metadata inside)."""
         out = (ctypes.c_uint64 * self.nr_length)()
         err = ctypes.create_string_buffer(TEXT_MAX)
-        if self.so.libpcm_length(dev_sectors, offset, meta_sectors is not None,
-                                 meta_sectors or 0, row_size,
-                                 domains, row_meta, wear, out, err, TEXT_MAX):
+        if self.so.libpcm_length(dev_sectors, block, offset, meta_sectors is not None,
+                                 meta_sectors or 0, block if meta_block is None else meta_block,
+                                 row_size, domains, row_meta, wear, out, err, TEXT_MAX):
             raise PcmError(err.value.decode(errors='replace'))
-        return dict(zip(('length', 'rows', 'meta_start', 'sb_sectors'), out))
+        return dict(zip(('length', 'rows', 'meta_start', 'sb_sectors', 'block_sectors',
+                         'row_meta_sectors'), out))
 
     def model(self, words, wl):
         """Run workload @wl (a dict of the LIBPCM_WL_* values) through the

@@ -344,7 +344,7 @@ def probe_kvm(rel):
 # The guest script
 
 
-def _guest_env(args, rel, ko, rwdir, nvme, native):
+def _guest_env(args, rel, ko, rwdir, nvme, native, nvme_4k=""):
     env = {}
     for k, v in os.environ.items():  # pass PCM_* and CI through
         if k.startswith("PCM_") or k == "CI":
@@ -361,6 +361,7 @@ def _guest_env(args, rel, ko, rwdir, nvme, native):
             "PCM_KVER": rel,
             "PCM_RWDIR": rwdir,
             "PCM_NVME": nvme,
+            "PCM_NVME_4K": nvme_4k,
             "PCM_NATIVE": "1" if native else "0",
         }
     )
@@ -440,15 +441,31 @@ def run_vm(args, cmd):
     console_log = os.path.join(rundir, "console.log")
     script = os.path.join(rundir, "cmd.sh")
 
-    nvme_dev = ""
+    nvme_dev = nvme_4k = ""
     qemu_opts = ["-nodefaults"]  # no CD-ROM (ahci, sr_mod...) to probe
-    if args.nvme:
-        image = _make_nvme(os.path.join(rundir, "nvme.img"), args.nvme)
-        qemu_opts += [
-            "-drive", f"file={image},if=none,id=nvm,format=raw",
-            "-device", "nvme,serial=pcmtest,drive=nvm",
-        ]
-        nvme_dev = "/dev/nvme0n1"
+    images = []
+    if args.nvme or args.nvme_4k:
+        # one controller: namespace 1 (--nvme, 512-byte blocks) as its own
+        # drive, namespace 2 (--nvme-4k) an nvme-ns of 4 KiB blocks on it;
+        # the guest finds each by its nsid (vm-guest-init), since the
+        # driver may scan them in either order
+        ctrl = "nvme,id=pcmnvme,serial=pcmtest"
+        if args.nvme:
+            images.append((os.path.join(rundir, "nvme.img"), args.nvme))
+            qemu_opts += ["-drive", f"file={images[-1][0]},if=none,id=nvm,format=raw"]
+            ctrl += ",drive=nvm"
+            nvme_dev = "/dev/nvme0n1"
+        qemu_opts += ["-device", ctrl]
+        if args.nvme_4k:
+            images.append((os.path.join(rundir, "nvme-4k.img"), args.nvme_4k))
+            qemu_opts += [
+                "-drive", f"file={images[-1][0]},if=none,id=nvm4k,format=raw",
+                "-device", "nvme-ns,bus=pcmnvme,drive=nvm4k,nsid=2,shared=false,"
+                           "logical_block_size=4096,physical_block_size=4096",
+            ]
+            nvme_4k = "/dev/nvme0n2"
+        for path, size_mb in images:
+            _make_nvme(path, size_mb)
     if args.icount:
         qemu_opts += ["-icount", "shift=0,sleep=off"]
         if cpus > 1:
@@ -468,7 +485,7 @@ def run_vm(args, cmd):
         "-device", "virtconsole,chardev=pcmcon,bus=pcmconbus.0",
     ]
 
-    env = _guest_env(args, rel, ko, rwdir, nvme_dev, native=False)
+    env = _guest_env(args, rel, ko, rwdir, nvme_dev, native=False, nvme_4k=nvme_4k)
     _write_guest_script(script, env, os.getcwd(), cmd, status_file, started_file)
 
     argv = [
@@ -506,6 +523,8 @@ def run_vm(args, cmd):
         extra.append("icount")
     if args.nvme:
         extra.append(f"nvme {args.nvme}M")
+    if args.nvme_4k:
+        extra.append(f"nvme 4Kn {args.nvme_4k}M")
     log(
         f"{rel}, {'kvm' if use_kvm else 'tcg'}, {cpus} cpu{'s' if cpus != 1 else ''}, "
         f"{args.memory}" + (", " + ", ".join(extra) if extra else "")
@@ -537,7 +556,7 @@ def run_vm(args, cmd):
     resumes = 0
     while True:
         status, timed_out, took, vng_rc = _boot(
-            argv, args, status_file, started_file, console_log, image if args.nvme else None,
+            argv, args, status_file, started_file, console_log, images,
             use_kvm)
         if status is not None or timed_out or use_kvm or not os.path.exists(started_file):
             break
@@ -587,7 +606,7 @@ def run_vm(args, cmd):
     return status
 
 
-def _boot(argv, args, status_file, started_file, console_log, nvme_image, use_kvm):
+def _boot(argv, args, status_file, started_file, console_log, images, use_kvm):
     """Boot until the command starts (BOOT_TRIES boots at most); return the
     command's exit status (None if the guest died or timed out), whether it
     timed out, the last boot's seconds and vng's exit code."""
@@ -595,8 +614,8 @@ def _boot(argv, args, status_file, started_file, console_log, nvme_image, use_kv
         for path in (status_file, started_file):
             if os.path.exists(path):
                 os.unlink(path)
-        if nvme_image:
-            _make_nvme(nvme_image, args.nvme)
+        for path, size_mb in images:
+            _make_nvme(path, size_mb)
         start = time.monotonic()
         _, (vng_rc, timed_out) = _run_child(argv, args.timeout, env=vng_env(), cwd=REPO)
         took = time.monotonic() - start
@@ -650,8 +669,8 @@ def run_native(args, cmd):
     for opt in ("kernel", "cpus", "memory", "icount", "kvm"):
         if getattr(args, opt) != getattr(defaults, opt):
             log(f"--native: ignoring --{opt}")
-    if args.nvme:
-        log("--native: no emulated NVMe; PCM_NVME is empty")
+    if args.nvme or args.nvme_4k:
+        log("--native: no emulated NVMe; PCM_NVME and PCM_NVME_4K are empty")
     if not args.no_deps:
         install_deps(native=True)
     rel = os.uname().release
@@ -681,7 +700,7 @@ def _parser():
             "Boot a Debian kernel in QEMU with virtme-ng (host root shared "
             "read-only), load dm-mod, dm-bufio, bch and the freshly built "
             "dm-pcm.ko, run CMD as root and exit with its status.  CMD sees "
-            "PCM_ROOT, PCM_KO, PCM_KVER, PCM_RWDIR, PCM_NVME (and PCM_* / CI "
+            "PCM_ROOT, PCM_KO, PCM_KVER, PCM_RWDIR, PCM_NVME, PCM_NVME_4K (and PCM_* / CI "
             "from the caller).  Exit 124: timeout; 125: the VM or the "
             "preparation failed."
         ),
@@ -697,7 +716,11 @@ def _parser():
                    help="benchmark mode: TCG, -icount shift=0,sleep=off, 1 vCPU "
                         "unless --cpus (then run round-robin on one host thread)")
     p.add_argument("--nvme", type=int, default=0, metavar="SIZE_MB",
-                   help="attach a fresh sparse image (in build/vm/run-*/) as /dev/nvme0n1")
+                   help="attach a fresh sparse image (in build/vm/run-*/) as an NVMe "
+                        "namespace of 512-byte blocks, $PCM_NVME (/dev/nvme0n1)")
+    p.add_argument("--nvme-4k", type=int, default=0, metavar="SIZE_MB",
+                   help="and one of 4 KiB logical blocks on the same controller, "
+                        "$PCM_NVME_4K (namespace 2)")
     p.add_argument("--rwdir", default=os.path.join(BUILD, "results"),
                    help="results directory writable by the guest (default build/results)")
     p.add_argument("--kvm", choices=("auto", "on", "off"),
@@ -732,8 +755,8 @@ def main(argv=None):
         p.error("no command: use  vm-run [options] -- CMD [ARGS...]")
     if args.cpus is not None and args.cpus < 1:
         p.error("--cpus must be >= 1")
-    if args.nvme < 0:
-        p.error("--nvme must be >= 0")
+    if args.nvme < 0 or args.nvme_4k < 0:
+        p.error("--nvme and --nvme-4k must be >= 0")
     if args.timeout <= 0:
         p.error("--timeout must be > 0")
     _install_signal_handlers()
