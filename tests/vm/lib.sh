@@ -237,18 +237,19 @@ swap_table() {
 		dmsetup resume "$1"
 }
 
-# power_cuts PC UNDER TABLE CUTS SEED BLOCKS UP DOWN: CUTS rounds of
-# power_cut on the pcm device PC (its table TABLE) over the device UNDER,
+# power_cuts PC UNDER TABLE CUTS SEED BLOCKS UP DOWN [MAX_S]: CUTS rounds
+# of power_cut (after 0.3 to MAX_S seconds, default 2.5) on the pcm
+# device PC (its table TABLE) over the device UNDER,
 # the power cut by loading DOWN under it (dm-flakey drop_writes); after
 # each, PC removed, UP loaded again, PC created on what survived, and the
 # batches flushed before the cut verified (versioned.py, seed SEED + the
 # round).  Sets cuts_survived and cut_moves (gap moves before the cuts);
 # a step that fails fails a subtest and ends the rounds (status 1).
 power_cuts() {
-	local pc=$1 under=$2 table=$3 cuts=$4 seed=$5 blocks=$6 up=$7 down=$8 i
+	local pc=$1 under=$2 table=$3 cuts=$4 seed=$5 blocks=$6 up=$7 down=$8 max=${9:-2.5} i
 	cuts_survived=0 cut_moves=0
 	for ((i = 1; i <= cuts; i++)); do
-		power_cut /dev/mapper/$pc $((seed + i)) "$blocks" 2.5 swap_table "$under" "$down" ||
+		power_cut /dev/mapper/$pc $((seed + i)) "$blocks" "$max" swap_table "$under" "$down" ||
 			{ fail "cut $i: zero the device, write, swap to drop_writes"; return 1; }
 		cut_moves=$((cut_moves + $(status_field "$pc" gap_moves)))
 		dmsetup remove "$pc" && swap_table "$under" "$up" ||
