@@ -376,16 +376,13 @@ static void ecc_encode_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *
 static int ecc_write_row(struct pcm_c *pc, struct bio *bio, struct bvec_iter *it,
 			 const struct ecc_span *sp, bool zero, blk_opf_t fua, u8 *meta)
 {
+	const struct pcm_ecc_geom *g = &pc->ecc->geom;
 	sector_t where = pcm_layout_row_meta(&pc->layout, sp->slot);
 	u32 rs = 1U << pc->layout.row_shift;
 	int r = 0;
 
-	/*
-	 * A whole row: nothing of its metadata to keep.  What its parity
-	 * leaves of the metadata's last block (most of it with 4 KiB blocks)
-	 * is written as zeros, as a resync writes it; nothing reads it.
-	 */
-	if (!sp->first && sp->n == rs)
+	/* a whole row whose metadata fills whole sectors: nothing to keep */
+	if (!sp->first && sp->n == rs && pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) == meta_len(pc))
 		memset(meta, 0, meta_len(pc));
 	else
 		r = pcm_io(pc, meta_bdev(pc), REQ_OP_READ | REQ_SYNC, where,
@@ -1027,6 +1024,7 @@ static bool ecc_pair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
  */
 static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
+	const struct pcm_ecc_geom *g = &pc->ecc->geom;
 	u32 rs = 1U << pc->layout.row_shift, left, len, i;
 	sector_t s = io->iter.bi_sector, row;
 	struct bvec_iter it = io->iter;
@@ -1037,7 +1035,8 @@ static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io
 
 	left = io->iter.bi_size >> SECTOR_SHIFT;
 	if (pc->ecc_wq || bio_op(bio) != REQ_OP_WRITE || (bio->bi_opf & REQ_NOWAIT) ||
-	    ((s - pc->layout.offset) & (rs - 1)) || (left & (rs - 1)))
+	    ((s - pc->layout.offset) & (rs - 1)) || (left & (rs - 1)) ||
+	    pcm_ecc_row_meta(g, rs << SECTOR_SHIFT) != meta_len(pc))
 		return false;
 	io_rows(pc, io, &row, &nrows);
 	if (nrows * meta_len(pc) > PCM_ECC_PAIR_MAX)
