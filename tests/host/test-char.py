@@ -1794,7 +1794,53 @@ def test_app_spec():
     pg = os.path.join(TOP, 'tools', 'app', 'pgbench.toml')
     s = app.loads(open(pg).read(), 'pgbench', tables=True)
     check(s.devices() == ['preset:none', 'preset:pss', 'preset:onyx', 'preset:optane',
-                          'dm-linear'] and s.dilation == 16, f'tools/app/pgbench.toml: {vars(s)}')
+                          'preset:iodrive', 'dm-linear'] and s.dilation == 16 and
+          s.scale * app.SCALE_BYTES >= 4 * s.memory, f'tools/app/pgbench.toml: {vars(s)}')
+    sel = os.path.join(TOP, 'tools', 'app', 'pgbench-select.toml')
+    s = app.loads(open(sel).read(), 'pgbench-select', tables=True)
+    check(s.workload == 'select-only' and s.scale * app.SCALE_BYTES >= 4 * s.memory,
+          f'tools/app/pgbench-select.toml: {vars(s)}')
+    # a memory cgroup: the scale chosen so that the database is data_ratio
+    # x memory (15.68 MB a scale unit), shared_buffers a quarter of it
+    def text(top, short=''):
+        """APP_SPEC with @top's keys in place of its own (and of scale),
+        @short as its [short] table."""
+        keys = {x.split(' = ')[0] for x in top.splitlines()} | {'scale'}
+        base = APP_SPEC.split('[short]')[0]
+        return '\n'.join([top] + [x for x in base.splitlines() if x.split(' = ')[0] not in keys]
+                          + ['[short]', short])
+    s = app.loads(text('memory = "64m"\nramdisk = "1g"'), tables=True)
+    check((s.memory, s.data_ratio, s.scale, s.shared_buffers) == (64 << 20, 4, 18, 16 << 20) and
+          s.scale * app.SCALE_BYTES >= 4 * s.memory > (s.scale - 1) * app.SCALE_BYTES and
+          '64 MiB memory cgroup' in s.describe() and '4.2x it' in s.describe(),
+          f'memory: {vars(s)} {s.describe()}')
+    s = app.loads(text('memory = "32m"\nshared_buffers = "4m"\nramdisk = "512m"',
+                       'data_ratio = 2'), short=True)
+    check((s.scale, s.shared_buffers, s.data_ratio) == (5, 4 << 20, 2),
+          f'[short] data_ratio: {vars(s)}')
+    check(app.loads(APP_SPEC).memory is None, 'no memory: no cgroup')
+    # pcm-bench app --help's example spec, as written, full and --short
+    import textwrap
+    ex = textwrap.dedent(app.__doc__.split('workload:\n\n', 1)[1].split('\n\n', 1)[0])
+    s, sh = app.loads(ex, tables=True), app.loads(ex, tables=True, short=True)
+    check((s.memory, s.scale, sh.memory, sh.scale) == (64 << 20, 18, 32 << 20, 5),
+          f'--help\'s example: {s.describe()}; {sh.describe()}')
+    for top, field, msg in (('memory = "8m"', 'memory', 'at least 16m'),
+                            ('data_ratio = 4', 'data_ratio', 'without memory'),
+                            ('memory = "64m"\ndata_ratio = 0.5', 'data_ratio',
+                             'a number from 1 to 1000'),
+                            ('memory = "64m"\nscale = 2\nramdisk = "1g"', 'scale',
+                             'at least 18 (data_ratio 4 x memory)'),
+                            ('memory = "64m"\nramdisk = "1g"\nshared_buffers = "40m"',
+                             'shared_buffers', 'to half of memory'),
+                            ('memory = "1g"\ndata_ratio = 1000', 'data_ratio',
+                             'scale 1000 or less'),
+                            ('memory = "64m"', 'ramdisk', 'at least 704 MiB')):
+        try:
+            app.loads(text(top))
+            check(False, f'{top!r} accepted')
+        except spec.SpecError as e:
+            check(e.field == field and msg in str(e), f'{top!r}: {e}')
     bad = (('workload = "tpcc"', 'workload', "'tpcc' (allowed: tpcb-like, simple-update, "
             'select-only)'),
            ('clients = 0', 'clients', '0 (allowed: an integer from 1 to 64)'),
@@ -1861,8 +1907,10 @@ def app_run_json(d):
         r = {'device': dev, 'k': k, 'dilation': None if dev == 'dm-linear' else 4,
              'overhead_ns': None, 'table': f'0 1 {dev}', 'copy_s': 1.0, 'init_s': 2.0,
              'run_s': 10.0, 'fsck_rc': 0, 'fsck': ['clean'], 'removed': True,
-             'blk': {'reads': 50, 'read_ms': 5, 'writes': 1000, 'write_ms': 100,
-                     'busy_ms': 2500, 'flushes': 100, 'flush_ms': 0},
+             'blk': {'reads': 50, 'read_sectors': 400, 'read_ms': 5, 'writes': 1000,
+                     'write_sectors': 8000, 'write_ms': 100, 'busy_ms': 2500, 'flushes': 100,
+                     'flush_ms': 0},
+             'pg_blocks': {'hit': 900, 'read': 100},
              'pgbench': {'tps': tps, 'latency_avg_ms': lat_us / 1000, 'transactions': 100,
                          'failed': 0},
              'latency': app.latency_figures(app.read_logs(os.path.join(d, 'logs', f'd{k}')))}
@@ -1872,12 +1920,16 @@ def app_run_json(d):
                            'wear_max': 0, 'wear_mean': 0, 'write_bytes': 4096000,
                            'read_bytes': 204800, 'held': 1050, 'late': 0, 'flushes': 100}
             r['ranks'] = {'per_rank': [{'util_ppm': 200000}, {'util_ppm': 100000}]}
+            r['cgroup'] = {'max': 32 << 20, 'peak': 32 << 20, 'current': 30 << 20,
+                           'file': 20 << 20, 'anon': 2 << 20, 'shmem': 8 << 20,
+                           'events_max': 700, 'oom_kill': 0, 'refault_file': 1500,
+                           'before': {'events_max': 200, 'refault_file': 500}}
         runs.append(r)
     run = {'kernel': '6.12.0', 'cpus': 1, 'postgres': 'postgres (PostgreSQL) 15.18',
            'pgbench': 'pgbench 15.18', 'date': '2026-11-27T00:00:00Z', 'backing': '/dev/ram0',
            'ramdisk_mib': 256, 'workload': 'pgbench tpcb-like, scale 1, 4 clients, 1 thread, '
            '5 s', 'runs': runs, 'commands': ['mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut'],
-           'wall_s': 60.0, 'dilation': 4, 'calibration': None}
+           'wall_s': 60.0, 'dilation': 4, 'calibration': None, 'memory': 32 << 20}
     with open(os.path.join(d, 'run.json'), 'w') as fh:
         json.dump(run, fh)
     with open(os.path.join(d, 'spec.toml'), 'w') as fh:
@@ -1926,7 +1978,24 @@ def test_app_report():
     check(app.time_cell(onyx).startswith('busy 25 % of the run; reads 2 %, writes 98 % of its '
                                          'modeled time (0 + 20 us per transaction)'),
           app.time_cell(onyx))
+    # the cache: reads and writes per transaction, the hit ratios (200 KiB
+    # read by the device of 1,000 blocks asked, 100 of them from the kernel)
+    check((onyx['dev_reads_per_txn'], onyx['dev_writes_per_txn'], onyx['buffer_hit_pct'],
+           onyx['pagecache_hit_pct'], onyx['cache_hit_pct'], onyx['reads_reached']) ==
+          (0.5, 10.0, 90.0, 75.0, 97.5, True) and
+          abs(onyx['read_share_pct'] - 100 * 0.5 / 20.5) < 1e-9, f'cache figures {onyx}')
+    check((lin['dev_reads_per_txn'], lin['cache_hit_pct']) == (0.5, 97.5),
+          f'dm-linear: /sys/block/dm-N/stat {lin}')
+    check((onyx['memory_max'], onyx['cgroup_limit_hits'], onyx['refaults']) ==
+          (32 << 20, 500, 1000) and lin.get('memory_max') is None, f'the cgroup {onyx}')
+    check(onyx['oom_kills'] == 0 and 'killed' not in onyx['reason'], 'no OOM kill')
+    check(app.io_cell(onyx) == '0.5 / 10' and
+          app.hit_cell(onyx) == '97.5 % (buffers 90.0 %, page cache 75.0 %)',
+          f'{app.io_cell(onyx)} {app.hit_cell(onyx)}')
+    check('reads did not reach' not in onyx['reason'], onyx['reason'])
     md = open(path).read()
+    check('| `preset:onyx` | 32.0 MiB | 32.0 MiB | 20.0 MiB | 500 | 1000 | yes |' in md,
+          'the cache section: the cgroup\'s row')
     for sec in app.SECTIONS:
         check(f'\n{sec}\n' in md, f'section {sec}')
     check('clock: icount; dilation: 4' in md and 'calibration: uncalibrated' in md,
@@ -1941,6 +2010,23 @@ def test_app_report():
     check(app.parse_progress('progress: 1.0 s, 235.0 tps, lat 8.249 ms stddev 2.330, 0 failed\n'
                              'progress: 2.0 s, 258.0 tps, lat 7.715 ms stddev 1.079\n') ==
           [(1.0, 235.0), (2.0, 258.0)], 'pgbench -P lines')
+    # a run whose reads the caches served says so in its verdict
+    run = json.load(open(os.path.join(d, 'run.json')))
+    run['runs'][1]['status']['reads'] = 0
+    run['runs'][1]['status']['read_bytes'] = 0
+    onyx = app.rows(run)[1]
+    check(onyx['reads_reached'] is False and onyx['cache_hit_pct'] == 100 and
+          onyx['verdict'] == 'device-bound' and
+          onyx['reason'].endswith('; reads did not reach the device (0 per transaction, caches '
+                                  '100.0 % hits): its read latency is not in this result, only '
+                                  'its writes'), f'reads not reached: {onyx["reason"]}')
+    run['runs'][1]['cgroup']['oom_kill'] = 2
+    check(app.rows(run)[1]['reason'].endswith('; the memory cgroup killed 2 of the server\'s '
+                                              'processes (out of memory: a smaller '
+                                              'shared_buffers or a larger memory)'),
+          f'OOM kills: {app.rows(run)[1]["reason"]}')
+    check('| `preset:onyx` |' in '\n'.join(app.cache_lines(app.rows(run), 32 << 20)) and
+          app.cache_lines([], None)[0].startswith('No memory cgroup'), 'cache lines')
     # a run in which no transaction completed failed: no figure, no verdict
     # (pgbench prints no tps line then); dm-linear's failing leaves the
     # others with nothing to compare, not device-bound

@@ -7,22 +7,48 @@ names the dm-pcm devices and the workload:
 
     workload = "tpcb-like"   # pgbench's builtin: tpcb-like, simple-update,
                              # select-only
-    scale = 4                # pgbench -i -s (16 MB of accounts per unit)
+    memory = "64m"           # memory.max of the server's cgroup: its page
+                             # cache and its own memory (absent: no cgroup,
+                             # the guest's whole memory caches the database)
+    data_ratio = 4           # with memory: the database at least this x
+                             # memory (the scale chosen from it if not given)
+    shared_buffers = "16m"   # PostgreSQL's cache (default: memory / 4 with a
+                             # cgroup, else PostgreSQL's 128 MB)
+    # scale = 4              # pgbench -i -s (15.68 MB on disk per unit):
+                             # with memory, chosen from data_ratio if absent
     clients = 4              # pgbench -c
     threads = 1              # pgbench -j
     duration = 10            # s of pgbench -T per device (guest clock), measured
     warmup = 0               # s of pgbench -T before it on the same server, not
                              # measured (0: none)
-    ramdisk = "512m"         # the brd under every device
+    ramdisk = "1g"           # the brd under every device
     baseline = true          # dm-linear over the same ramdisk, same boot
     devices = ["preset:none", "preset:pss"]
     dilation = 16            # as characterize: every dm-pcm device dilation:K
     calibrate = true         # as characterize: overhead_ns measured first
-    [short]                  # what --short runs instead (the VM suite)
-    scale = 1
+    [short]                  # what --short runs instead (the VM suite):
+    memory = "32m"           # scale, clients, threads, duration, warmup,
+    shared_buffers = "4m"    # memory, data_ratio, shared_buffers
+    data_ratio = 2
     clients = 2
     duration = 2
     warmup = 0
+
+A database that fits in the guest's page cache is read from memory after
+its first pass: the device then serves only writes, and its reads' speed
+is not in the result.  With memory set, the server (pg_ctl and every
+process it starts) runs in a memory cgroup (cgroup v2, /sys/fs/cgroup/
+pcm-app, made afresh for each device, no swap) whose memory.max bounds
+its page cache together with its own memory, while the ramdisk under the
+device is not bounded; the database is data_ratio times larger.  Each
+row then gives the device's reads and writes per transaction, the share
+of its modeled time that was reads and writes, and the caches' hit ratio
+(PostgreSQL's shared_buffers from pg_stat_database, the page cache's from
+the blocks it read from the kernel against the bytes the device served);
+## The cache gives the cgroup's limit, peak, page cache, the times it hit
+its limit and the file pages read again.  A run in which the device
+served fewer than READS_REACHED reads per transaction says in its
+verdict that its reads did not reach the device.
 
 In one boot, with the characterization's dilation and calibration
 (characterize --help; pcmlib/clock.py's defaults, the command line's
@@ -91,9 +117,19 @@ ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
 
 WORKLOADS = ('tpcb-like', 'simple-update', 'select-only')
 SCALE_MIB = 16          # pgbench: one scale unit is 100,000 accounts, ~16 MB
-SHORT_KEYS = ('scale', 'clients', 'threads', 'duration', 'warmup')
+# what pgbench -i -s 1 leaves on disk, tables and indexes: 15.68 MB a
+# scale unit (pg_database_size() at scales 1 to 32, PostgreSQL 15): the
+# database's size for data_ratio
+SCALE_BYTES = 15_680_000
+SHORT_KEYS = ('scale', 'clients', 'threads', 'duration', 'warmup', 'memory', 'data_ratio',
+              'shared_buffers')
 APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'warmup', 'ramdisk',
-            'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short'}
+            'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short', 'memory',
+            'data_ratio', 'shared_buffers'}
+CGROUP = '/sys/fs/cgroup/pcm-app'   # the server's memory cgroup, one per device's run
+PG_PAGE = 8192          # PostgreSQL's block: what blks_read and blks_hit count
+# reads reach the device where it serves at least this many per transaction
+READS_REACHED = 0.01
 PCTS = (50, 90, 99, 99.9)
 LINEAR = 'dm-linear'
 WORK = '/tmp/pcm-app'   # the socket's directory and the mount point (the guest's /tmp)
@@ -127,7 +163,42 @@ class AppSpec(pspec.Clocked):
         self.short = short
         get = (lambda k, d: sh.get(k, data.get(k, d))) if short else data.get
         field = (lambda k: f'short.{k}' if short and k in sh else k)
-        self.scale = pspec.int_range(1, 1000)(field('scale'), get('scale', 1))
+        self.memory, self.data_ratio, self.shared_buffers = None, None, None
+        if get('memory', None) is not None:
+            self.memory = pspec.parse_size(field('memory'), get('memory', None))
+            if self.memory < 16 << 20:
+                raise pspec.SpecError(field('memory'), f'{self.memory >> 20} MiB',
+                                      'at least 16m (the server\'s own memory is in it too)')
+            self.data_ratio = pspec.number(field('data_ratio'), get('data_ratio', 4), 1, 1000)
+        elif get('data_ratio', None) is not None:
+            raise pspec.SpecError(field('data_ratio'), 'without memory',
+                                  'memory = "128m" with it: the database data_ratio x memory')
+        if get('shared_buffers', None) is not None:
+            self.shared_buffers = pspec.parse_size(field('shared_buffers'),
+                                                   get('shared_buffers', None))
+            if self.shared_buffers < 1 << 20 or (self.memory and
+                                                 self.shared_buffers * 2 > self.memory):
+                raise pspec.SpecError(field('shared_buffers'), f'{self.shared_buffers >> 10} KiB',
+                                      'from 1m to half of memory (the page cache is the rest)')
+        elif self.memory:
+            # PostgreSQL's own cache a quarter of the cgroup: its default
+            # 128 MB would leave no page cache in a small one
+            self.shared_buffers = max(1 << 20, (self.memory // 4) & ~((1 << 20) - 1))
+        if self.memory and get('scale', None) is None:
+            # the smallest database data_ratio x memory
+            self.scale = max(1, -(-int(self.data_ratio * self.memory) // SCALE_BYTES))
+            if self.scale > 1000:
+                raise pspec.SpecError(field('data_ratio'), f'{self.data_ratio:g} x '
+                                      f'{self.memory >> 20} MiB', 'a database of scale 1000 '
+                                      'or less')
+        else:
+            self.scale = pspec.int_range(1, 1000)(field('scale'), get('scale', 1))
+        if self.memory and self.scale * SCALE_BYTES < self.data_ratio * self.memory:
+            least = -(-int(self.data_ratio * self.memory) // SCALE_BYTES)
+            raise pspec.SpecError(field('scale'), f'{self.scale} ({self.scale * SCALE_BYTES / 1e6:.0f}'
+                                  f' MB) with memory {self.memory >> 20} MiB',
+                                  f'at least {least} (data_ratio {self.data_ratio:g} x memory), '
+                                  'or no scale: chosen from them')
         self.clients = pspec.int_range(1, 64)(field('clients'), get('clients', 1))
         self.threads = pspec.int_range(1, 64)(field('threads'), get('threads', 1))
         if self.clients % self.threads:
@@ -168,7 +239,10 @@ class AppSpec(pspec.Clocked):
         return (self.warmup + self.duration) * len(self.devices())
 
     def describe(self):
-        return (f'pgbench {self.workload}, scale {self.scale}, {self.clients} client'
+        mem = (f', the server in a {self.memory >> 20} MiB memory cgroup (shared_buffers '
+               f'{self.shared_buffers >> 20} MiB; the database {self.scale * SCALE_BYTES / 1e6:,.0f}'
+               f' MB, {self.scale * SCALE_BYTES / self.memory:.1f}x it)' if self.memory else '')
+        return (f'pgbench {self.workload}, scale {self.scale}{mem}, {self.clients} client'
                 f'{"s" if self.clients > 1 else ""}, {self.threads} thread'
                 f'{"s" if self.threads > 1 else ""}, {self.duration} s'
                 f'{f" after a {self.warmup} s warm-up" if self.warmup else ""}'
@@ -359,8 +433,9 @@ def disk_stat(dev):
     with open(f'/sys/block/{kname}/stat', encoding='utf-8') as fh:
         f = [int(x) for x in fh.read().split()]
     f += [0] * (17 - len(f))
-    return {'reads': f[0], 'read_ms': f[3], 'writes': f[4], 'write_ms': f[7],
-            'busy_ms': f[9], 'flushes': f[14], 'flush_ms': f[15]}
+    return {'reads': f[0], 'read_sectors': f[2], 'read_ms': f[3], 'writes': f[4],
+            'write_sectors': f[6], 'write_ms': f[7], 'busy_ms': f[9], 'flushes': f[14],
+            'flush_ms': f[15]}
 
 
 def resident(paths):
@@ -474,20 +549,25 @@ class AppGuest:
     def sh(self, cmd, record=True):
         return self.g.sh(cmd, record)
 
-    def pg(self, prog, args, as_postgres=False):
-        """One PostgreSQL program (as user postgres: initdb, pg_ctl)."""
+    def pg(self, prog, args, as_postgres=False, cgroup=False):
+        """One PostgreSQL program (as user postgres: initdb, pg_ctl; in
+        CGROUP: the server, which pg_ctl starts)."""
         run = 'runuser -u postgres -- ' if as_postgres else ''
-        return self.sh(f'{run}{self.bin}/{prog} {args}')
+        into = f'echo $$ > {CGROUP}/cgroup.procs && exec ' if cgroup else ''
+        return self.sh(f'{into}{run}{self.bin}/{prog} {args}')
 
-    def server(self, data, action):
+    def server(self, data, action, cgroup=False):
+        spec = self.spec
         opts = (f'-k {SOCK} -c listen_addresses= -c fsync=on -c synchronous_commit=on '
-                f'-c max_wal_size={max(64, (self.spec.ramdisk >> 20) // 4)}MB '
+                f'-c max_wal_size={max(64, (spec.ramdisk >> 20) // 4)}MB '
+                + (f'-c shared_buffers={spec.shared_buffers >> 10}kB '
+                   if spec.shared_buffers else '') +
                 "-c log_line_prefix='%m [%p] ' -c log_connections=on "
                 '-c log_disconnections=on')
         if action == 'start':
             try:
                 self.pg('pg_ctl', f'-w -t 600 -D {data} -l {SOCK}/server.log -o "{opts}" '
-                        'start', as_postgres=True)
+                        'start', as_postgres=True, cgroup=cgroup)
             except RuntimeError:
                 if os.path.exists(f'{SOCK}/server.log'):
                     with open(f'{SOCK}/server.log', encoding='utf-8', errors='replace') as fh:
@@ -496,13 +576,80 @@ class AppGuest:
         else:
             self.pg('pg_ctl', f'-w -t 600 -D {data} -m fast stop', as_postgres=True)
 
+    def cgroup(self):
+        """CGROUP made afresh (cgroup v2, the memory controller on), its
+        memory.max the spec's memory, no swap: the server started in it
+        (pg()) is charged for the page cache of the files it reads and
+        writes, so its cache is bounded while the ramdisk under the device
+        is not, and reads come from the device once the database is
+        larger.  Made for the server that runs the warm-up and the
+        measured run, so memory.peak is theirs: pgbench -i's server runs
+        outside it (its COPY and index builds, maintenance_work_mem 64
+        MB, not measured, would be OOM-killed in a small one)."""
+        root = os.path.dirname(CGROUP)
+        if not os.path.exists(f'{root}/cgroup.controllers'):   # a VM: none mounted
+            self.sh(f'mount -t cgroup2 cgroup2 {root}')
+        with open(f'{root}/cgroup.subtree_control', encoding='utf-8') as fh:
+            on = fh.read().split()
+        if 'memory' not in on:
+            self.sh(f'echo +memory > {root}/cgroup.subtree_control')
+        self.cgroup_remove()
+        self.sh(f'mkdir {CGROUP} && echo {self.spec.memory} > {CGROUP}/memory.max')
+        if os.path.exists(f'{CGROUP}/memory.swap.max'):
+            self.sh(f'echo 0 > {CGROUP}/memory.swap.max')
+
+    def cgroup_remove(self):
+        if os.path.isdir(CGROUP):
+            self.sh(f'rmdir {CGROUP}', record=False)
+
+    def cgroup_figures(self):
+        """CGROUP's memory now: its limit and peak, the page cache (file)
+        and the server's own (anon, shmem: shared_buffers) in bytes, the
+        times it reached memory.max (events max) and the file pages read
+        again after the cache dropped them (workingset_refault_file)."""
+        def kv(name):
+            with open(f'{CGROUP}/{name}', encoding='utf-8') as fh:
+                return {k: int(v) for k, v in (line.split() for line in fh)}
+
+        def one(name):
+            try:
+                with open(f'{CGROUP}/{name}', encoding='utf-8') as fh:
+                    v = fh.read().strip()
+            except OSError:
+                return None
+            return None if v == 'max' else int(v)
+        st, ev = kv('memory.stat'), kv('memory.events')
+        return {'max': one('memory.max'), 'peak': one('memory.peak'),
+                'current': one('memory.current'), 'file': st.get('file'),
+                'anon': st.get('anon'), 'shmem': st.get('shmem'), 'events_max': ev.get('max'),
+                'oom_kill': ev.get('oom_kill'),
+                'refault_file': st.get('workingset_refault_file')}
+
+    def pg_blocks(self):
+        """The database's blocks found in shared_buffers and those read
+        from the kernel (its page cache or the device): pg_stat_database's
+        blks_hit and blks_read, once two readings agree (a backend adds
+        its figures as it exits, just after pgbench has)."""
+        q = ('SELECT blks_hit, blks_read FROM pg_stat_database WHERE datname = '
+             "'postgres'")
+        last = None
+        for _ in range(10):
+            out = self.sh(f'{self.bin}/psql -h {SOCK} -U postgres -Atc "{q}" postgres',
+                          record=False)
+            now = tuple(int(x) for x in out.split('|'))
+            if now == last:
+                break
+            last = now
+            time.sleep(0.2)
+        return {'hit': last[0], 'read': last[1]}
+
     def stop_everything(self):
         """After a failure: the server down (if up), nothing mounted."""
         data = f'{MOUNT}/pgdata'
         if os.path.exists(f'{data}/postmaster.pid'):
             self.sh(f'runuser -u postgres -- {self.bin}/pg_ctl -w -D {data} -m immediate stop '
                     '2>/dev/null; true', record=False)
-        self.sh(f'umount {MOUNT} 2>/dev/null; true', record=False)
+        self.sh(f'rmdir {CGROUP} 2>/dev/null; umount {MOUNT} 2>/dev/null; true', record=False)
 
     def run_device(self, dev, k):
         from pcmchar import fiojob
@@ -543,7 +690,9 @@ class AppGuest:
             self.pg('psql', f'-h {SOCK} -U postgres -q -c CHECKPOINT postgres')
             self.server(data, 'stop')
             self.sh(f'umount {MOUNT} && mount {path} {MOUNT}')
-            self.server(data, 'start')
+            if spec.memory:
+                self.cgroup()
+            self.server(data, 'start', cgroup=bool(spec.memory))
             if spec.warmup:
                 # not measured: the cache filled from the device, the first
                 # checkpoints; the measured run follows on the same server
@@ -559,6 +708,8 @@ class AppGuest:
             if pcm:
                 self.sh(f'dmsetup message {name} 0 stats reset')
             before = disk_stat(path)
+            cg = self.cgroup_figures() if spec.memory else None
+            blocks = self.pg_blocks()
             # the per-transaction logs in the guest's memory while it runs
             # (the run's directory is the host's, over 9p, in a VM)
             prefix = f'{WORK}/d{k}'
@@ -575,6 +726,11 @@ class AppGuest:
             r['major_faults'] = vmstat_faults() - faults
             after = disk_stat(path)
             r['blk'] = {key: after[key] - before[key] for key in after}
+            now = self.pg_blocks()
+            r['pg_blocks'] = {key: now[key] - blocks[key] for key in now}
+            if cg:
+                now = self.cgroup_figures()
+                r['cgroup'] = dict(now, before=cg)
             if pcm:
                 from pcmlib import status as pcmstatus
                 r['status'] = pcmstatus.parse_dmsetup(
@@ -584,6 +740,7 @@ class AppGuest:
                 r['lateness'] = self.sh(f'dmsetup message {name} 0 lateness', record=False)
         finally:
             self.server(data, 'stop')
+            self.cgroup_remove()
             self.sh(f'cp {SOCK}/server.log {logs}/d{k}-server.log; : > {SOCK}/server.log; '
                     f'dmesg | tail -n +{dmesg_n + 1} > {logs}/d{k}-dmesg.txt; true', record=False)
         with open(os.path.join(logs, f'd{k}-pgbench.txt'), 'w', encoding='utf-8') as fh:
@@ -695,6 +852,8 @@ class AppGuest:
                 'pgbench': self.sh(f'{self.bin}/pgbench --version', record=False),
                 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'backing': self.g.backing, 'ramdisk_mib': spec.ramdisk >> 20,
+                'memory': spec.memory, 'shared_buffers': spec.shared_buffers,
+                'scale': spec.scale,
                 'workload': spec.describe(), 'runs': runs, 'commands': self.g.commands,
                 'wall_s': time.monotonic() - start, 'dilation': spec.dilation,
                 'calibration': self.g.calibration}
@@ -719,6 +878,71 @@ def device_time(r):
         for side in ('read', 'write', 'flush'):
             out[f'blk_{side}_us'] = b[f'{side}_ms'] * 1000 / k / n
     return out
+
+
+def cache_figures(r):
+    """Whether reads reached the device, per transaction: the device's
+    reads and writes (dm-pcm's status counters, dm-linear's
+    /sys/block/dm-N/stat), the share of its modeled time that was reads
+    and writes, and the caches' hit ratios: shared_buffers' (PostgreSQL's
+    blks_hit over blks_hit + blks_read), the page cache's (the blocks
+    PostgreSQL read from the kernel that the device did not serve: 1 -
+    device read bytes / (blks_read x 8 KiB), at least 0) and the two
+    together (1 - device read bytes / every block PostgreSQL asked
+    for).  Read-ahead can make the device read more than was asked:
+    then 0.  The memory cgroup's figures where the spec had one."""
+    n = r['pgbench'].get('transactions') or 0
+    out = {}
+    st, b = r.get('status'), r.get('blk') or {}
+    if st:
+        reads, writes, rbytes = st['reads'], st['writes'], st.get('read_bytes')
+    else:
+        reads, writes = b.get('reads'), b.get('writes')
+        rbytes = b['read_sectors'] * 512 if b.get('read_sectors') is not None else None
+    if n and reads is not None:
+        out['dev_reads_per_txn'] = reads / n
+        out['dev_writes_per_txn'] = writes / n
+    t = device_time(r)
+    if t.get('model_read_us') is not None:
+        tot = t['model_read_us'] + t['model_write_us']
+        out['read_share_pct'] = t['model_read_us'] / tot * 100 if tot else None
+        out['write_share_pct'] = t['model_write_us'] / tot * 100 if tot else None
+    pb = r.get('pg_blocks')
+    if pb and rbytes is not None:
+        asked = pb['hit'] + pb['read']
+        if asked:
+            out['buffer_hit_pct'] = pb['hit'] / asked * 100
+            out['cache_hit_pct'] = max(0.0, 1 - rbytes / (asked * PG_PAGE)) * 100
+        if pb['read']:
+            out['pagecache_hit_pct'] = max(0.0, 1 - rbytes / (pb['read'] * PG_PAGE)) * 100
+    cg = r.get('cgroup')
+    if cg:
+        out['memory_max'] = cg.get('max')
+        out['cgroup_peak'] = cg.get('peak')
+        out['cgroup_file'] = cg.get('file')
+        before = cg.get('before') or {}
+        if cg.get('events_max') is not None:
+            out['cgroup_limit_hits'] = cg['events_max'] - (before.get('events_max') or 0)
+        if cg.get('refault_file') is not None:
+            out['refaults'] = cg['refault_file'] - (before.get('refault_file') or 0)
+        out['oom_kills'] = cg.get('oom_kill')
+    if 'dev_reads_per_txn' in out:
+        out['reads_reached'] = out['dev_reads_per_txn'] >= READS_REACHED
+    return out
+
+
+def reads_note(row):
+    """What a verdict says of a run whose reads did not reach the
+    device, or whose cgroup killed a process; '' where neither."""
+    oom = (f'; the memory cgroup killed {row["oom_kills"]} of the server\'s processes (out of '
+           'memory: a smaller shared_buffers or a larger memory)' if row.get('oom_kills')
+           else '')
+    if row.get('reads_reached') is not False:
+        return oom
+    hit = row.get('cache_hit_pct')
+    return (f'; reads did not reach the device ({row["dev_reads_per_txn"]:.3g} per '
+            f'transaction{f", caches {hit:.1f} % hits" if hit is not None else ""}): its '
+            'read latency is not in this result, only its writes' + oom)
 
 
 FAILED = 'failed'          # no transaction completed: the device's run failed
@@ -777,6 +1001,7 @@ def rows(run):
             v = lat.get(f'p{p:g}_us')
             row[f'lat_p{p:g}_us'] = v / k if v is not None else None
         row.update(device_time(r))
+        row.update(cache_figures(r))
         prog = r.get('progress') or []
         first, last = halves(prog, r.get('duration') or (prog[-1][0] if prog else 0))
         row['tps_first_half'] = first * k if first is not None else None
@@ -807,6 +1032,8 @@ def rows(run):
     lin = next((x for x in out if x['device'] == LINEAR), None)
     for row in out:
         row.update(verdict(row, lin))
+        if row['verdict'] != FAILED:
+            row['reason'] += reads_note(row)
         if lin and lin.get('tps') and row.get('tps'):
             row['tps_vs_linear'] = row['tps'] / lin['tps']
     return out
@@ -817,7 +1044,10 @@ TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'tps_first_half', 'tps_last_ha
                 'lat_mean_us', 'lat_p50_us', 'lat_p90_us',
                 'lat_p99_us', 'lat_p99.9_us', 'lat_max_us', 'model_read_us', 'model_write_us',
                 'blk_read_us', 'blk_write_us', 'blk_flush_us', 'read_iops', 'write_iops',
-                'flushes_per_txn', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
+                'flushes_per_txn', 'dev_reads_per_txn', 'dev_writes_per_txn', 'read_share_pct',
+                'write_share_pct', 'buffer_hit_pct', 'pagecache_hit_pct', 'cache_hit_pct',
+                'reads_reached', 'memory_max', 'cgroup_peak', 'cgroup_file', 'cgroup_limit_hits',
+                'refaults', 'oom_kills', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
                 'wear_max', 'wear_mean', 'ecc_corrected_bits', 'held', 'late', 'transactions',
                 'verdict', 'reason', 'fsck_rc', 'dilation', 'overhead_ns', 'conn_ms')
 
@@ -870,17 +1100,66 @@ def qd1_cell(r):
     return f'{fmt(rd)} / {fmt(wr)} us' if rd is not None or wr is not None else '-'
 
 
+def io_cell(r):
+    """The device's reads / writes per transaction."""
+    if r.get('dev_reads_per_txn') is None:
+        return '-'
+    return f'{r["dev_reads_per_txn"]:.3g} / {r["dev_writes_per_txn"]:.3g}'
+
+
+def hit_cell(r):
+    """The caches' hit ratio: both, then shared_buffers' and the page
+    cache's."""
+    if r.get('cache_hit_pct') is None:
+        return '-'
+    pc = r.get('pagecache_hit_pct')
+    return (f'{r["cache_hit_pct"]:.1f} % (buffers {r["buffer_hit_pct"]:.1f} %, page cache '
+            f'{fmt(pc, " %") if pc is None else f"{pc:.1f} %"})')
+
+
 def table_lines(rs):
     out = ['| device | device alone: 4 KiB QD1 read / write (model) | TPS | vs dm-linear | '
            'last half / first half | latency mean | p50 | p99 | p99.9 | '
+           'device reads / writes per transaction | cache hits | '
            'where the time went (device clock, per transaction) | verdict |',
-           '|---|---|---|---|---|---|---|---|---|---|---|']
+           '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rs:
         out.append(f'| `{r["device"]}` | {qd1_cell(r)} | {fmt(r["tps"])} | '
                    f'{fmt(r.get("tps_vs_linear"), "x")} | {fmt(r.get("last_vs_first"))} | '
                    f'{fmt(r["lat_mean_us"], " us")} | {fmt(r["lat_p50_us"], " us")} | '
                    f'{fmt(r["lat_p99_us"], " us")} | {fmt(r["lat_p99.9_us"], " us")} | '
+                   f'{io_cell(r)} | {hit_cell(r)} | '
                    f'{time_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+    return out
+
+
+def mib(v):
+    return '-' if v is None else f'{v / (1 << 20):,.1f} MiB'
+
+
+def cache_lines(rs, spec_memory):
+    """The memory cgroup's figures per device: what bounded the cache."""
+    if not spec_memory:
+        return ['No memory cgroup (the spec sets no memory): the server\'s cache was the '
+                'guest\'s whole memory.  Where the device served under '
+                f'{READS_REACHED:g} reads per transaction, the verdict says its reads did not '
+                'reach it.']
+    out = [f'The server ran in a memory cgroup (memory.max {mib(spec_memory)}, no swap): its '
+           'page cache and its own memory (shared_buffers among it) together bounded by it, '
+           'while the ramdisk under the device is not.  Peak: memory.peak since the cgroup '
+           'was made (pgbench -i included); page cache: memory.stat\'s file at the run\'s '
+           'end; limit reached: memory.events max during the run; refaults: file pages read '
+           'again after the cache dropped them, during the run.', '',
+           '| device | memory.max | peak | page cache at the end | limit reached | refaults | '
+           'reads reached the device |', '|---|---|---|---|---|---|---|']
+    for r in rs:
+        if r.get('memory_max') is None and r.get('cgroup_peak') is None:
+            continue
+        reached = {True: 'yes', False: '**no**', None: '-'}[r.get('reads_reached')]
+        out.append(f'| `{r["device"]}` | {mib(r.get("memory_max"))} | '
+                   f'{mib(r.get("cgroup_peak"))} | {mib(r.get("cgroup_file"))} | '
+                   f'{fmt(r.get("cgroup_limit_hits"))} | {fmt(r.get("refaults"))} | '
+                   f'{reached} |')
     return out
 
 
@@ -961,8 +1240,8 @@ def write_table(run_dir, rs):
     return path
 
 
-SECTIONS = ('## The answer', '## Latency', '## The device\'s view', '## Figure', '## Devices',
-            '## Commands', '## Spec')
+SECTIONS = ('## The answer', '## Latency', '## The cache', '## The device\'s view', '## Figure',
+            '## Devices', '## Commands', '## Spec')
 
 
 def finish(spec, run_dir, draw_figs=True, **extra):
@@ -997,7 +1276,10 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          'mean 4 KiB random read and write at one in flight, pcmctl model, no host in the '
          'way), then TPS and the latency of a '
          'transaction (pgbench\'s per-transaction log) on each device, against dm-linear over '
-         'the same ramdisk; whether the rate was steady (the mean TPS of the run\'s last half '
+         'the same ramdisk; the device\'s reads and writes per transaction and the caches\' '
+         'hit ratio (## The cache: a read PostgreSQL\'s shared_buffers or the kernel\'s page '
+         'cache served never reached the device; a run whose reads did not reach it says so in '
+         'its verdict: it measured the device\'s writes only); whether the rate was steady (the mean TPS of the run\'s last half '
          'over its first\'s, from pgbench -P 1); and where the time went: '
          'the share of the run the device was busy (the block layer\'s io_ticks) and how its '
          'requests\' modeled time (status counters: requests x modeled mean latency, queueing '
@@ -1013,6 +1295,8 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     L += ['', '## Latency', '', 'Per transaction, from pgbench -l\'s logs (logs/dK.*), us on '
           'the device\'s clock; nearest-rank percentiles.', '']
     L += latency_lines(rs)
+    L += ['', '## The cache', '']
+    L += cache_lines(rs, run.get('memory'))
     L += ['', '## The device\'s view', '', 'IOPS: dm-pcm\'s status counters (dm-linear: '
           '/sys/block/dm-N/stat), per second of the device\'s clock.  In flight: the block '
           'layer\'s time with reads, writes and flushes outstanding, us per transaction.  Rank '
@@ -1068,12 +1352,15 @@ def p9_text(by):
 def headline(rs, run):
     """The table as plain text, for the console."""
     out = [conditions(run),
-           f'{"device":18} {"TPS":>9} {"vs lin":>7} {"lat mean":>9} {"p99":>9}  '
-           'where the time went; verdict']
+           f'{"device":18} {"TPS":>9} {"vs lin":>7} {"lat mean":>9} {"p99":>9} '
+           f'{"rd/wr per txn":>13} {"cache hits":>10}  where the time went; verdict']
     for r in rs:
+        hit = r.get('cache_hit_pct')
         out.append(f'{r["device"][:18]:18} {fmt(r["tps"]):>9} '
                    f'{fmt(r.get("tps_vs_linear"), "x"):>7} {fmt(r["lat_mean_us"]):>9} '
-                   f'{fmt(r["lat_p99_us"]):>9}  {time_cell(r)}; {r["verdict"]}: {r["reason"]}')
+                   f'{fmt(r["lat_p99_us"]):>9} {io_cell(r):>13} '
+                   f'{"-" if hit is None else f"{hit:.1f} %":>10}  '
+                   f'{time_cell(r)}; {r["verdict"]}: {r["reason"]}')
     return '\n'.join(out)
 
 
@@ -1101,7 +1388,10 @@ def host_run(args, spec, text):
         cluster = seen
     print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
     icount = not args.no_icount
-    vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
+    # the ramdisk, and the guest's own 2 GiB beside it (the server's
+    # cache is the cgroup's, where the spec sets memory)
+    mem = max(2048, (spec.ramdisk >> 20) + 1024)
+    vm_opts = ['--cpus', str(args.cpus), '--memory', f'{mem}M', '--timeout', str(VM_TIMEOUT)]
     vm_opts += ['--icount'] if icount else []
     inner = [ENTRY, '--guest', '--run-dir', run_dir, 'app', spec_copy]
     inner += ['--short'] if args.short else []
