@@ -17,6 +17,7 @@ Prints TAP, like tap.h.
 """
 import csv
 import json
+import lzma
 import os
 import shutil
 import stat
@@ -1920,6 +1921,16 @@ def app_run_json(d):
                            'wear_max': 0, 'wear_mean': 0, 'write_bytes': 4096000,
                            'read_bytes': 204800, 'held': 1050, 'late': 0, 'flushes': 100}
             r['ranks'] = {'per_rank': [{'util_ppm': 200000}, {'util_ppm': 100000}]}
+            # the measured run's blktrace (blkparse's text, xz): writes to
+            # 8 hot rows of a 1 MiB device, one every ms of the guest's clock
+            lines = [f'253,0    0 {i + 1:8d} {i / 1000:14.9f}  100  Q  WS {(i % 8) * 8} + 8 '
+                     '[postgres]' for i in range(2000)]
+            lines += ['253,0    0     2001     2.000000000  100  Q FWS [postgres]', '',
+                      'CPU0 (253,0):', ' Reads Queued:           0,        0KiB']
+            with lzma.open(os.path.join(d, 'logs', f'd{k}-blkparse.txt.xz'), 'wt') as fh:
+                fh.write('\n'.join(lines) + '\n')
+            r['trace'] = {'file': f'logs/d{k}-blkparse.txt.xz', 'dropped': 0,
+                          'sectors': 1 << 11}
             r['cgroup'] = {'max': 32 << 20, 'peak': 32 << 20, 'current': 30 << 20,
                            'file': 20 << 20, 'anon': 2 << 20, 'shmem': 8 << 20,
                            'events_max': 700, 'oom_kill': 0, 'refault_file': 1500,
@@ -1989,6 +2000,21 @@ def test_app_report():
     check((onyx['memory_max'], onyx['cgroup_limit_hits'], onyx['refaults']) ==
           (32 << 20, 500, 1000) and lin.get('memory_max') is None, f'the cgroup {onyx}')
     check(onyx['oom_kills'] == 0 and 'killed' not in onyx['reason'], 'no OOM kill')
+    # the lifetime: 2,000 writes to 8 rows in 2 s of the guest's clock, 0.5
+    # s of the device's (K 4); without start-gap the hottest row takes 250
+    # a pass; start-gap spreads them
+    life = run['runs'][1]['lifetime']
+    no, sg = life['no_start_gap'], life['start_gap']
+    check(life['passes'] == app.WEAR_PASSES and life['speed'] == 4 and
+          no['max'] == 250 * app.WEAR_PASSES and no['gap_moves'] == 0 and
+          abs(no['lifetime_s'] - (no['endurance'] - no['max']) / (no['max'] / (0.5 * app.WEAR_PASSES))) <
+          0.01 * no['lifetime_s'] and sg['gap_moves'] > 0 and sg['max'] < no['max'] and
+          sg['lifetime_s'] > no['lifetime_s'], f'lifetime {life}')
+    check(onyx['life_start_gap_s'] == sg['lifetime_s'] and
+          app.life_cell(onyx) == f'{app.human_secs(sg["lifetime_s"])} / '
+          f'{app.human_secs(no["lifetime_s"])}', f'{app.life_cell(onyx)}')
+    check('--repeat 1000' in life['command'] and '--speed 4' in life['command'] and
+          'dilation:4' in life['command'], life['command'])
     check(app.io_cell(onyx) == '0.5 / 10' and
           app.hit_cell(onyx) == '97.5 % (buffers 90.0 %, page cache 75.0 %)',
           f'{app.io_cell(onyx)} {app.hit_cell(onyx)}')
@@ -2000,6 +2026,13 @@ def test_app_report():
         check(f'\n{sec}\n' in md, f'section {sec}')
     check('clock: icount; dilation: 4' in md and 'calibration: uncalibrated' in md,
           'conditions')
+    # PostgreSQL's timers, on the guest's clock, K x their defaults
+    check(app.pg_timers(16) == {'wal_writer_delay': '3200ms', 'bgwriter_delay': '3200ms',
+                                'checkpoint_timeout': '4800s', 'autovacuum_naptime': '960s'} and
+          app.pg_timers(1) == {} and app.pg_timers(100)['bgwriter_delay'] == '10000ms',
+          f'pg_timers {app.pg_timers(16)}')
+    check("PostgreSQL's timers (the guest's clock, which dilation does not slow): their "
+          'defaults (a run before they were scaled by K)' in md, 'timers: an older run')
     rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
     check([r['device'] for r in rows] == ['preset:none', 'preset:onyx', 'dm-linear'],
           'app-table.csv')

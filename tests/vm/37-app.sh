@@ -81,7 +81,8 @@ for what in ('runuser -u postgres -- ', '/initdb -D ', 'cp -a /tmp/pcm-app/clust
              'mkdir /sys/fs/cgroup/pcm-app && echo 33554432 > /sys/fs/cgroup/pcm-app/memory.max',
              '-c shared_buffers=4096kB',
              ' start', ' -m fast stop', 'pgbench -h /tmp/pcm-app/sock -U postgres -i',
-             'mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut', 'fsck.ext4 -fn /dev/mapper/char-dut'):
+             'mkfs.ext4 -q -F -b 4096 /dev/mapper/char-dut', 'fsck.ext4 -fn /dev/mapper/char-dut',
+             'blktrace -D /tmp/pcm-app/bt -d /dev/mapper/char-dut'):
     check(f'ran {what!r}', what in cmds)
 for r in run['runs']:
     dev, pg, lat, st = r['device'], r['pgbench'], r['latency'], r.get('status') or {}
@@ -102,6 +103,12 @@ for r in run['runs']:
     check(f'{dev}: the measured run\'s reads reached the device ({st.get("reads")}; '
           f'PostgreSQL read {r["pg_blocks"]} blocks from the kernel and its buffers)',
           st.get('reads', 0) > 0 and r['pg_blocks']['read'] > 0)
+life = run['runs'][0].get('lifetime') or {}
+check(f'the measured run traced ({run["runs"][0].get("trace")}) and replayed for its wear: '
+      f'{life}', os.path.getsize(os.path.join(d, run['runs'][0]['trace']['file'])) > 0 and
+      not life.get('error') and life['passes'] == 1000 and
+      all(life[k]['lifetime_s'] > 0 and life[k]['max'] > 0 for k in ('start_gap', 'no_start_gap')) and
+      life['start_gap']['gap_moves'] > 0 == life['no_start_gap']['gap_moves'])
 onyx = run['runs'][0]['status']
 check(f'onyx held its completions ({onyx["held"]}) and modeled its writes '
       f'({onyx["write_lat_mean_ns"]} ns)', onyx['held'] > 0 and onyx['write_lat_mean_ns'] > 0)
@@ -133,6 +140,9 @@ check('reads and writes per transaction, the caches\' hit ratio, reads reached t
       all(float(r['dev_reads_per_txn']) > 0 and float(r['dev_writes_per_txn']) > 0 and
           0 <= float(r['cache_hit_pct']) < 100 and r['reads_reached'] == 'True' and
           float(r['memory_max']) == 32 << 20 for r in rows))
+check('lifetime with and without start-gap in the table',
+      all(r['life_start_gap_s'] and r['life_no_start_gap_s'] for r in rows) and
+      '| preset:onyx | 1000 |' not in md and '| `preset:onyx` | 1000 | ' in md)
 check('the cache section: the cgroup\'s row per device',
       md.count(' | 32.0 MiB | ') >= 1 and 'memory.max 32.0 MiB' in md)
 sys.exit(0 if ok else 1)

@@ -122,20 +122,32 @@ SCALE_MIB = 16          # pgbench: one scale unit is 100,000 accounts, ~16 MB
 # database's size for data_ratio
 SCALE_BYTES = 15_680_000
 SHORT_KEYS = ('scale', 'clients', 'threads', 'duration', 'warmup', 'memory', 'data_ratio',
-              'shared_buffers')
+              'shared_buffers', 'wear_passes')
 APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'warmup', 'ramdisk',
             'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short', 'memory',
-            'data_ratio', 'shared_buffers'}
+            'data_ratio', 'shared_buffers', 'lifetime', 'wear_passes'}
 CGROUP = '/sys/fs/cgroup/pcm-app'   # the server's memory cgroup, one per device's run
+# PostgreSQL's timers (setting: default, unit, PostgreSQL's maximum): they
+# run on the guest's clock, which dilation:K does not slow, so on the
+# device's clock they would fire K times as often as on the hardware;
+# pg_timers() sets each to K x its default.  pgbench's -T and -P are the
+# guest's clock too: the report divides their figures by K.
+PG_TIMERS = (('wal_writer_delay', 200, 'ms', 10000), ('bgwriter_delay', 200, 'ms', 10000),
+             ('checkpoint_timeout', 300, 's', 86400), ('autovacuum_naptime', 60, 's', 2147483))
 PG_PAGE = 8192          # PostgreSQL's block: what blks_read and blks_hit count
 # reads reach the device where it serves at least this many per transaction
 READS_REACHED = 0.01
+# the measured run's writes replayed this many times for its wear
+# (pcmctl model --repeat): start-gap spreads a hot row only as its gap
+# passes, so one pass of a minute's run shows nothing of it
+WEAR_PASSES = 1000
 PCTS = (50, 90, 99, 99.9)
 LINEAR = 'dm-linear'
 WORK = '/tmp/pcm-app'   # the socket's directory and the mount point (the guest's /tmp)
 MOUNT = f'{WORK}/mnt'
 SOCK = f'{WORK}/sock'
 PGPASSFILE = f'{WORK}/pgpass'   # libpq's, absent: no home directory looked up
+BT_DIR = f'{WORK}/bt'   # blktrace's tmpfs
 TRACEFS = '/sys/kernel/tracing'
 P9_EVENT = 'events/9p/9p_client_req'
 
@@ -215,6 +227,9 @@ class AppSpec(pspec.Clocked):
                                   f'{self.scale}', f'at least {need} MiB (twice the '
                                   f'{self.scale * SCALE_MIB} MB of tables, and WAL)')
         self.baseline = pspec.boolean('baseline', data.get('baseline', True))
+        self.lifetime = pspec.boolean('lifetime', data.get('lifetime', True))
+        self.wear_passes = pspec.int_range(1, 100000)(field('wear_passes'),
+                                                      get('wear_passes', WEAR_PASSES))
         self.dilation = pspec.int_range(1, pspec.DILATION_MAX)('dilation',
                                                                data.get('dilation', 1))
         self.calibrate = pspec.boolean('calibrate', data.get('calibrate', False))
@@ -413,6 +428,50 @@ def percentile(sorted_vals, pct):
     return sorted_vals[int(i)]
 
 
+def lifetime(r, run_dir, passes):
+    """The device's lifetime at this run's rate: its blktrace (the
+    measured run's requests, trace_stop()) replayed by pcmctl model
+    --trace --repeat @passes, open loop at K times the trace's speed (its
+    times are the guest's clock; the device's is K times faster), with
+    and without start-gap: the time until the most-written row reaches
+    the table's endurance (pcm_wear_life(), the module's), the same if
+    every row wore alike, and the most-written row's writes.  {error}
+    where the replay failed."""
+    import lzma
+    import tempfile
+    t = r['trace']
+    k = r.get('dilation') or 1
+    src = os.path.join(run_dir, t['file'])
+    with tempfile.NamedTemporaryFile('wb', suffix='.blkparse') as tmp:
+        with lzma.open(src) as fh:
+            tmp.write(fh.read())
+        tmp.flush()
+        cmd = [os.path.join(TOP, 'tools', 'pcmctl'), 'model', '--trace', tmp.name,
+               '--trace-format', 'blkparse', '--open', '--speed', str(k), '--repeat',
+               str(passes), '--size', str(t['sectors'] * 512), '--json'] + r['device'].split()
+        if k > 1:
+            cmd.append(f'dilation:{k}')
+        res = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    shown = ' '.join(os.path.relpath(c, TOP) if c.startswith(TOP) else c for c in cmd)
+    shown = shown.replace(tmp.name, f'<(xz -dc {t["file"]})')
+    if res.returncode:
+        return {'error': res.stderr.strip()[-300:] or f'exit {res.returncode}', 'command': shown}
+    w = json.loads(res.stdout)['wear']
+    out = {'passes': passes, 'command': shown, 'speed': k}
+    for key, x in (('start_gap', w['start_gap']), ('no_start_gap', w['no_start_gap'])):
+        out[key] = {f: x.get(f) for f in ('lifetime_s', 'lifetime_level_s', 'max', 'mean',
+                                          'endurance', 'gap_moves', 'writes')}
+    return out
+
+
+def pg_timers(k):
+    """PostgreSQL's timers at K x their defaults (PG_TIMERS), each capped
+    at PostgreSQL's maximum: {setting: 'value unit'}; {} at K 1."""
+    if k <= 1:
+        return {}
+    return {name: f'{min(dflt * k, top)}{unit}' for name, dflt, unit, top in PG_TIMERS}
+
+
 def latency_figures(lat_us):
     """Mean, percentiles and max of per-transaction latencies (us, the
     guest's clock)."""
@@ -561,7 +620,8 @@ class AppGuest:
         opts = (f'-k {SOCK} -c listen_addresses= -c fsync=on -c synchronous_commit=on '
                 f'-c max_wal_size={max(64, (spec.ramdisk >> 20) // 4)}MB '
                 + (f'-c shared_buffers={spec.shared_buffers >> 10}kB '
-                   if spec.shared_buffers else '') +
+                   if spec.shared_buffers else '')
+                + ''.join(f'-c {n}={v} ' for n, v in pg_timers(spec.dilation).items()) +
                 "-c log_line_prefix='%m [%p] ' -c log_connections=on "
                 '-c log_disconnections=on')
         if action == 'start':
@@ -643,6 +703,28 @@ class AppGuest:
             time.sleep(0.2)
         return {'hit': last[0], 'read': last[1]}
 
+    def trace_start(self, path):
+        """blktrace of the device (pcmchar.trace) into a tmpfs of the
+        guest's: its writes, replayed by the host (lifetime()), are the
+        wear the run leaves."""
+        from pcmchar import trace as ctrace
+        self.g.commands.append(f'blktrace -D {BT_DIR} -d {path} &   # the measured run\'s '
+                               'requests, for its wear')
+        return ctrace.start([path], BT_DIR)
+
+    def trace_stop(self, proc, path, dest):
+        """blktrace stopped, its events as blkparse's text in @dest (xz);
+        {file, dropped, sectors}."""
+        from pcmchar import trace as ctrace
+        dropped = ctrace.stop(proc)
+        kname = ctrace.kernel_name(path)
+        self.sh(f'blkparse -i {kname} -D {BT_DIR} 2>/dev/null | xz -c > {dest}', record=False)
+        self.sh(f'umount {BT_DIR}', record=False)
+        self.g.commands.append(f'blkparse -i {kname} -D {BT_DIR} | xz > '
+                               f'logs/{os.path.basename(dest)}')
+        return {'file': os.path.join('logs', os.path.basename(dest)), 'dropped': dropped,
+                'sectors': int(self.sh(f'blockdev --getsz {path}', record=False))}
+
     def stop_everything(self):
         """After a failure: the server down (if up), nothing mounted."""
         data = f'{MOUNT}/pgdata'
@@ -715,6 +797,7 @@ class AppGuest:
             prefix = f'{WORK}/d{k}'
             self.sh(f'rm -f {prefix}.*', record=False)
             self.log(f'#   pgbench -T {spec.duration}')
+            bt = self.trace_start(path) if pcm and spec.lifetime else None
             faults = vmstat_faults()
             self.p9.start()
             t = time.monotonic()
@@ -724,6 +807,8 @@ class AppGuest:
             r['run_s'] = time.monotonic() - t
             r['p9_requests'] = self.p9.counts()
             r['major_faults'] = vmstat_faults() - faults
+            if bt:
+                r['trace'] = self.trace_stop(bt, path, os.path.join(logs, f'd{k}-blkparse.txt.xz'))
             after = disk_stat(path)
             r['blk'] = {key: after[key] - before[key] for key in after}
             now = self.pg_blocks()
@@ -853,6 +938,7 @@ class AppGuest:
                 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'backing': self.g.backing, 'ramdisk_mib': spec.ramdisk >> 20,
                 'memory': spec.memory, 'shared_buffers': spec.shared_buffers,
+                'pg_timers': pg_timers(spec.dilation),
                 'scale': spec.scale,
                 'workload': spec.describe(), 'runs': runs, 'commands': self.g.commands,
                 'wall_s': time.monotonic() - start, 'dilation': spec.dilation,
@@ -1002,6 +1088,14 @@ def rows(run):
             row[f'lat_p{p:g}_us'] = v / k if v is not None else None
         row.update(device_time(r))
         row.update(cache_figures(r))
+        life = r.get('lifetime') or {}
+        for key in ('start_gap', 'no_start_gap'):
+            if life.get(key):
+                row[f'life_{key}_s'] = life[key]['lifetime_s']
+                row[f'wear_max_{key}'] = life[key]['max']
+        if life:
+            row['wear_passes'] = life.get('passes')
+            row['lifetime_error'] = life.get('error')
         prog = r.get('progress') or []
         first, last = halves(prog, r.get('duration') or (prog[-1][0] if prog else 0))
         row['tps_first_half'] = first * k if first is not None else None
@@ -1047,7 +1141,8 @@ TABLE_FIELDS = ('device', 'tps', 'tps_vs_linear', 'tps_first_half', 'tps_last_ha
                 'flushes_per_txn', 'dev_reads_per_txn', 'dev_writes_per_txn', 'read_share_pct',
                 'write_share_pct', 'buffer_hit_pct', 'pagecache_hit_pct', 'cache_hit_pct',
                 'reads_reached', 'memory_max', 'cgroup_peak', 'cgroup_file', 'cgroup_limit_hits',
-                'refaults', 'oom_kills', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
+                'refaults', 'oom_kills', 'life_start_gap_s', 'life_no_start_gap_s',
+                'wear_max_start_gap', 'wear_max_no_start_gap', 'wear_passes', 'rank_util_max_pct', 'rank_util_mean_pct', 'gap_moves',
                 'wear_max', 'wear_mean', 'ecc_corrected_bits', 'held', 'late', 'transactions',
                 'verdict', 'reason', 'fsck_rc', 'dilation', 'overhead_ns', 'conn_ms')
 
@@ -1121,15 +1216,68 @@ def table_lines(rs):
     out = ['| device | device alone: 4 KiB QD1 read / write (model) | TPS | vs dm-linear | '
            'last half / first half | latency mean | p50 | p99 | p99.9 | '
            'device reads / writes per transaction | cache hits | '
-           'where the time went (device clock, per transaction) | verdict |',
-           '|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+           'where the time went (device clock, per transaction) | '
+           'lifetime with / without start-gap | verdict |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rs:
         out.append(f'| `{r["device"]}` | {qd1_cell(r)} | {fmt(r["tps"])} | '
                    f'{fmt(r.get("tps_vs_linear"), "x")} | {fmt(r.get("last_vs_first"))} | '
                    f'{fmt(r["lat_mean_us"], " us")} | {fmt(r["lat_p50_us"], " us")} | '
                    f'{fmt(r["lat_p99_us"], " us")} | {fmt(r["lat_p99.9_us"], " us")} | '
                    f'{io_cell(r)} | {hit_cell(r)} | '
-                   f'{time_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+                   f'{time_cell(r)} | {life_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+    return out
+
+
+def human_secs(secs):
+    """A lifetime for a reader (pcmctl's words): s, days or years."""
+    if secs is None:
+        return 'unbounded'
+    if secs >= 365.25 * 86400:
+        return f'{secs / (365.25 * 86400):.3g} years'
+    if secs >= 86400:
+        return f'{secs / 86400:.3g} days'
+    return f'{secs:.3g} s'
+
+
+def life_cell(r):
+    """The lifetime with / without start-gap."""
+    if r.get('lifetime_error'):
+        return 'replay failed'
+    if 'life_start_gap_s' not in r:
+        return '-'
+    return f'{human_secs(r["life_start_gap_s"])} / {human_secs(r["life_no_start_gap_s"])}'
+
+
+def life_lines(run):
+    """## Lifetime: per dm-pcm device, the wear its measured run's writes
+    leave, replayed, with and without start-gap."""
+    out = ['The measured run\'s requests (blktrace of the device, logs/dK-blkparse.txt.xz) '
+           'replayed by the timing model, its writes repeated (pcmctl model --trace --repeat '
+           'N), open loop at K times the trace\'s speed (the device\'s clock), once with '
+           'the device\'s start-gap and once without: the lifetime is the time until the '
+           'most-written row reaches the table\'s endurance at this workload\'s rate (the '
+           'module\'s own projection, pcm_wear_life()); "if level": were every row worn '
+           'alike.  The tracing ran during the measured run (its CPU is in the guest\'s).', '',
+           '| device | passes | with start-gap | its most-written row (writes), gap moves | '
+           'without | its most-written row | if level | endurance | command |',
+           '|---|---|---|---|---|---|---|---|---|']
+    for r in run['runs']:
+        life = r.get('lifetime')
+        if not life:
+            continue
+        if life.get('error'):
+            out.append(f'| `{r["device"]}` | - | replay failed: {life["error"]} | | | | | | '
+                       f'`{life["command"]}` |')
+            continue
+        sg, no = life['start_gap'], life['no_start_gap']
+        out.append(f'| `{r["device"]}` | {life["passes"]} | {human_secs(sg["lifetime_s"])} | '
+                   f'{sg["max"]}, {sg["gap_moves"]} | {human_secs(no["lifetime_s"])} | '
+                   f'{no["max"]} | {human_secs(sg["lifetime_level_s"])} | {sg["endurance"]:,} | '
+                   f'`{life["command"]}` |')
+    if len(out) == 4:
+        out = ['No lifetime: no dm-pcm device\'s run was traced (lifetime = false, or '
+               'dm-linear only).']
     return out
 
 
@@ -1240,8 +1388,8 @@ def write_table(run_dir, rs):
     return path
 
 
-SECTIONS = ('## The answer', '## Latency', '## The cache', '## The device\'s view', '## Figure',
-            '## Devices', '## Commands', '## Spec')
+SECTIONS = ('## The answer', '## Latency', '## The cache', '## Lifetime', '## The device\'s view',
+            '## Figure', '## Devices', '## Commands', '## Spec')
 
 
 def finish(spec, run_dir, draw_figs=True, **extra):
@@ -1252,6 +1400,9 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     for r in run['runs']:
         if r['device'] != LINEAR and 'model_qd1' not in r:
             r['model_qd1'] = model_qd1(r['device'])
+        if r.get('trace') and 'lifetime' not in r:
+            r['lifetime'] = lifetime(r, run_dir, spec.wear_passes)
+    report.update_run(run_dir, {'runs': run['runs']})
     rs = rows(run)
     write_table(run_dir, rs)
     png = draw(rs, run, os.path.join(run_dir, 'figures')) if draw_figs else None
@@ -1270,7 +1421,13 @@ def finish(spec, run_dir, draw_figs=True, **extra):
             '(the warm-up)' if run['runs'] and run['runs'][0].get('warmup_duration') else ''),
          f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
          f'{run["wall_s"]:.0f} s)',
-         f'- every figure below: {conditions(run)}', '',
+         f'- every figure below: {conditions(run)}',
+         '- PostgreSQL\'s timers (the guest\'s clock, which dilation does not slow): '
+         + (', '.join(f'{n} {v}' for n, v in run['pg_timers'].items()) + ' (K x their '
+            'defaults, so that they fire as often on the device\'s clock as on the hardware)'
+            if run.get('pg_timers') else 'their defaults' + (' (dilation 1)' if 'pg_timers' in run
+                                                              else ' (a run before they were '
+                                                              'scaled by K)')), '',
          '## The answer', '',
          'How much of a device\'s advantage survives a database: the device alone (its model\'s '
          'mean 4 KiB random read and write at one in flight, pcmctl model, no host in the '
@@ -1297,6 +1454,8 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     L += latency_lines(rs)
     L += ['', '## The cache', '']
     L += cache_lines(rs, run.get('memory'))
+    L += ['', '## Lifetime', '']
+    L += life_lines(run)
     L += ['', '## The device\'s view', '', 'IOPS: dm-pcm\'s status counters (dm-linear: '
           '/sys/block/dm-N/stat), per second of the device\'s clock.  In flight: the block '
           'layer\'s time with reads, writes and flushes outstanding, us per transaction.  Rank '
