@@ -744,7 +744,7 @@ class AppGuest:
         oh = self.g.overhead['write'] if pcm and self.g.overhead else None
         if oh is not None:   # a commit waits for its WAL's write: the write side's
             self.sh(f'dmsetup message {name} 0 set overhead_ns {oh}')
-        self.log(f'#   mkfs.ext4, the cluster copied, the server started')
+        self.log('#   mkfs.ext4, the cluster copied, the server started')
         self.sh(f'mkfs.ext4 -q -F -b 4096 {path}')
         self.sh(f'mkdir -p {MOUNT} && mount {path} {MOUNT}')
         data = f'{MOUNT}/pgdata'
@@ -845,7 +845,7 @@ class AppGuest:
         return r
 
     def run(self):
-        spec, start = self.spec, time.monotonic()
+        start = time.monotonic()
         os.makedirs(WORK, exist_ok=True)
         # WORK a tmpfs of its own: a VM's /tmp is an overlay on the host's
         # over 9p, and a lookup there (the socket's path, a log) can go to
