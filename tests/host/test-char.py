@@ -1057,7 +1057,7 @@ JUDGE_CASES = [
     ('a figure the model does not reach: model-differs-from-paper',
      dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
           differs=papers.BY_KEY['pss.write4k.max'].differs, reached=False),
-     'model-differs-from-paper', None, 'not reproduced: the paper saw 2 ms once'),
+     'model-differs-from-paper', None, 'not reproduced, by the model alone: 10^8 QD1'),
     ('... and where the host is the bound, host-bound first',
      dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
           differs='x', reached=False, late=50, timed=100), 'host-bound', None, '50 of 100'),

@@ -114,9 +114,10 @@ FIGURES = [
     Figure('pss.write4k.max', '4 KB random writes, QD1: highest latency', 2000, 'us',
            'randwrite', '4k', 1, 'clat_max_us', kind='at_most',
            source=PSS + ', latency distribution', reached=False,
-           differs='dm-pcm.rst, Presets, pss: not reproduced: the paper saw 2 ms once in '
-           'about 10^8 writes; a QD1 write waits a 2 ms program only when both banks are '
-           'in one, which a run of this length does not show'),
+           differs='dm-pcm.rst, Presets, pss: not reproduced, by the model alone: 10^8 QD1 '
+           '4 KB random writes (pcmctl model --ios 100000000 --seed 1 preset:pss: 1.78 h of '
+           'the device\'s clock, the paper\'s 2 hours) reach 712 us at most; its retries (11 '
+           '% each, at most 16) give a program of 2 ms once in 10^15 writes'),
     Figure('psd.randseq.read', 'random / sequential 4 KB read latency (Fig. 1: ~1)', 1, 'x',
            'randread', '4k', (1, 4, 16, 64), 'clat_mean_us', over='read',
            source=PSD + ', Fig. 1'),
