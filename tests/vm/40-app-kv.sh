@@ -38,7 +38,8 @@ r = run['runs'][0]
 check(f'{r["device"]}: no error ({r.get("error")}), fsck clean ({r["fsck"]}), removed',
       not r.get('error') and r['fsck_rc'] == 0 and r['removed'])
 for ph in r['phases']:
-    res, st, cg, io = ph['result'], ph.get('status') or {}, ph.get('cgroup') or {}, ph.get('proc_io') or {}
+    res, st = ph['result'], ph.get('status') or {}
+    cg, io = ph.get('cgroup') or {}, ph.get('proc_io') or {}
     check(f'{ph["label"]}: exit {ph["rc"]}, {res.get("ops")} ops, {res.get("ops_per_s")} ops/s, '
           f'p50 {res.get("p50_us")} p99 {res.get("p99_us")} p99.9 {res.get("p99.9_us")} us, '
           f'{ph["run_s"]:.1f} s', ph['rc'] == 0 and res.get('ops') and res.get('ops_per_s') and
@@ -63,7 +64,7 @@ sys.path.insert(0, sys.argv[2])
 from pcmbench.appwork import SECTIONS
 md = open(os.path.join(d, 'report.md')).read()
 rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
-ok = all(f'\n{s}\n' in md for s in SECTIONS) and '| ops/s |' in md and rows
+ok = all(f'\n{s}\n' in md for s in SECTIONS) and '| ops/s |' in md and bool(rows)
 for r in rows:
     print(f'# {r["device"]} {r["bench"]}: {r["ops_per_s"]} ops/s, reads/writes per op '
           f'{r["dev_reads_per_op"]}/{r["dev_writes_per_op"]}, shares {r["read_share_pct"]}/'
@@ -83,7 +84,7 @@ name = "kv-db"
 program = "db_bench"
 memory = "16m"
 data_ratio = 1.5
-value_size = 4000
+value_size = 16000
 duration = 2
 ramdisk = "256m"
 baseline = false

@@ -97,6 +97,13 @@ and calibration.  A bad spec (unknown workload, zero clients, no
 devices, a device word the module refuses) is refused here, before any
 VM boots.  --short runs the spec's [short] settings; --no-figures draws
 no PNG (matplotlib under TCG takes minutes).
+
+program = "db_bench" (RocksDB's: fillrandom with a synced WAL, then
+readrandom and readwhilewriting on the filled database) or "bdb-swap"
+(tools/app/bdb-swap.c, Onyx's Figure 5: tools/app/bdb.toml) runs another
+program instead of pgbench (its keys: tools/pcmbench/appwork.py), in the
+same per-device flow (run_work_device): the report gives ops/s per
+device and benchmark.
 """
 import glob
 import json
@@ -924,8 +931,8 @@ class AppGuest:
         self.g.remove_backing()
         ver = (self.sh('db_bench --version 2>&1 | head -1; true', record=False)
                if work.name == 'db_bench' else
-               'Berkeley DB ' + self.sh("grep -m1 'define DB_VERSION_STRING' /usr/include/db.h "
-                                        "| cut -d'\"' -f2; true", record=False))
+               self.sh("grep -m1 DB_VERSION_STRING /usr/include/db.h | cut -d'\"' -f2; true",
+                       record=False))
         return {'kernel': os.uname().release, 'cpus': os.cpu_count(), 'program': work.name,
                 'version': ver, 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                 'backing': self.g.backing, 'ramdisk_mib': spec.ramdisk >> 20,

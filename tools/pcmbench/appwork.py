@@ -155,8 +155,8 @@ class DbBench(Work):
     def describe(self):
         return (f'db_bench {", ".join(self.benchmarks)}: {self.num:,} keys of {self.value_size} B '
                 f'({self.db_bytes() / 1e6:,.0f} MB, {self.db_bytes() / self.spec.memory:.1f}x the '
-                f'{self.spec.memory >> 20} MiB memory cgroup), a synced WAL, {self.cache_size >> 10} '
-                f'KiB block cache, {self.threads} thread{"s" if self.threads > 1 else ""}, '
+                f'{self.spec.memory >> 20} MiB memory cgroup), a synced WAL, '
+                f'{self.cache_size >> 10} KiB block cache, {self.threads} thread{"s" if self.threads > 1 else ""}, '
                 f'{self.duration} s per read benchmark')
 
     def seconds(self):
@@ -507,7 +507,8 @@ def cache_lines(rs, memory):
     out = [f'The program ran in a memory cgroup (memory.max {mib(memory)}, no swap): its page '
            'cache and its own memory bounded together.  Page cache hits: 1 - the bytes the '
            'device read / the bytes the program read (/proc/PID/io rchar: every read(), '
-           'pread() of the process, its threads and its compactions).  Peak: memory.peak '
+           'pread() of the process, its threads and its compactions; read-ahead can make the '
+           'device read more than was asked: then 0).  Peak: memory.peak '
            'since the cgroup was made; limit reached and refaults: during the phase.', '',
            '| device | benchmark | program read | page cache hits | peak | page cache at the '
            'end | limit reached | refaults | OOM kills |',
