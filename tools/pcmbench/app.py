@@ -172,6 +172,9 @@ class AppSpec(pspec.Clocked):
         self.name = data.get('name', name)
         if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
             raise pspec.SpecError('name', f'{self.name!r}', 'letters, digits, _ . -')
+        if not work:
+            self.workload = pspec.one_of(WORKLOADS)('workload',
+                                                    data.get('workload', 'tpcb-like'))
         sh = data.get('short', {})
         if not isinstance(sh, dict):
             raise pspec.SpecError('short', 'not a table', '[short] with ' + ', '.join(short_keys))
@@ -220,8 +223,7 @@ class AppSpec(pspec.Clocked):
         self.check_tables('devices', self.pcm)
 
     def _pgbench(self, data, get, field):
-        """pgbench's keys (program = "pgbench", the default)."""
-        self.workload = pspec.one_of(WORKLOADS)('workload', data.get('workload', 'tpcb-like'))
+        """pgbench's keys (program = "pgbench", the default) but workload."""
         if get('shared_buffers', None) is not None:
             self.shared_buffers = pspec.parse_size(field('shared_buffers'),
                                                    get('shared_buffers', None))
