@@ -1939,7 +1939,7 @@ def app_kv_spec():
           b.seconds() == 2 * 4 * 30 * 3, f'tools/app/bdb.toml: {vars(b.work)} {b.seconds()}')
     b = app.loads(open(bdb).read(), 'bdb', tables=True, short=True)
     check((b.work.keys, b.work.value_bytes, b.work.threads, b.work.duration) ==
-          (24673, 1000, [2], 3), f'bdb.toml --short: {vars(b.work)}')
+          (19738, 1000, [2], 3), f'bdb.toml --short: {vars(b.work)}')
     kv = '\n'.join(x for x in KV_SPEC.split('[short]')[0].splitlines()
                    if not x.startswith(('value_size', 'duration', 'program')))
     bd = kv + '\nprogram = "bdb-swap"\naccess = "btree"\nvalue_bytes = 1000\n'
