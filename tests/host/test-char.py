@@ -1930,6 +1930,11 @@ def app_kv_spec():
           '--use_existing_db=0' in w.command('fillrandom', '/m/db'), 'fillrandom: num keys')
     sh = app.loads(KV_SPEC, short=True).work
     check((sh.duration, sh.benchmarks) == (1, ['fillrandom', 'readrandom']), f'[short] {vars(sh)}')
+    dbt = open(os.path.join(TOP, 'tools', 'app', 'db_bench.toml')).read()
+    b, bs = app.loads(dbt, 'db_bench', tables=True), app.loads(dbt, 'db_bench', short=True)
+    check((b.work.num, b.memory, b.dilation, len(b.devices()), bs.work.num, bs.memory) ==
+          (417972, 64 << 20, 16, 6, 1989, 16 << 20) and b.work.db_bytes() >= 4 * (64 << 20),
+          f'tools/app/db_bench.toml: {b.describe()}; {bs.describe()}')
     bdb = os.path.join(TOP, 'tools', 'app', 'bdb.toml')
     b = app.loads(open(bdb).read(), 'bdb', tables=True)
     check((b.program, b.work.access, b.work.threads, b.work.keys, b.work.warmup, b.work.duration,
