@@ -4,18 +4,20 @@
 # each on ext4 over preset:onyx in a 16 MiB memory cgroup, as
 # "pcm-bench app --native" runs them on a real host (--short, --no-build,
 # --outdir, --no-figures, --no-calibrate: as 37-app): 1. RocksDB's
-# db_bench: fillrandom with a synced WAL (16 KB values: a synced put costs
-# ~10-12 ms of TCG whatever its size), readrandom and readwhilewriting on
-# the database it filled, 1.2x the cgroup; 2. bdb-swap (Onyx's Figure
-# 5, tools/app/bdb-swap.c, built on the host before the VM boots: make
-# tools), hash, 2 threads, the database ~1.2x the cgroup.  Behaviour only, a few seconds of each: the
-# program ran, the cgroup bounded its cache, the device served the read
-# phases' reads, fsck clean, the device removed, the report complete.
+# db_bench: fillrandom with a synced WAL (16 KB values: a synced put
+# costs about the same whatever its size, 60 to 220 a second of TCG in
+# these runs), readrandom and readwhilewriting on the database it
+# filled, 1.2x the cgroup; 2. bdb-swap (Onyx's Figure 5,
+# tools/app/bdb-swap.c, built on the host before the VM boots: make
+# tools), hash, 2 threads, the database ~1.2x the cgroup.  Behaviour
+# only, a few seconds of each: the program ran, the cgroup bounded its
+# cache, the device served the read phases' reads, fsck clean, the
+# device removed, the report complete.
 # Cost: 166 s at PCM_SCALE=25 on 6.12 under TCG after 37-app in the same
 # boot (db_bench's section 48 s, bdb-swap's 105 s at 1.5x; the host at load
-# ~2-3 with another VM), 255 s alone in a boot (164 s and 80 s: the first
-# pcm-bench of a boot pays ~60 s more before its device, Python and the
-# programs read over 9p); bdb-swap's database cut to 1.2x after that.
+# ~2-3 with another VM), 255 to 590 s alone in a boot (the first pcm-bench
+# of a boot spends 60 to 245 s before its device, Python and the programs
+# read over 9p; 590 s at this commit: tests/README.md).
 . "$(dirname "$0")/lib.sh"
 
 out=/tmp/app-kv

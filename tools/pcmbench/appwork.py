@@ -156,7 +156,8 @@ class DbBench(Work):
         return (f'db_bench {", ".join(self.benchmarks)}: {self.num:,} keys of {self.value_size} B '
                 f'({self.db_bytes() / 1e6:,.0f} MB, {self.db_bytes() / self.spec.memory:.1f}x the '
                 f'{self.spec.memory >> 20} MiB memory cgroup), a synced WAL, '
-                f'{self.cache_size >> 10} KiB block cache, {self.threads} thread{"s" if self.threads > 1 else ""}, '
+                f'{self.cache_size >> 10} KiB block cache, {self.threads} '
+                f'thread{"s" if self.threads > 1 else ""}, '
                 f'{self.duration} s per read benchmark')
 
     def seconds(self):
