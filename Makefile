@@ -96,9 +96,12 @@ module-bare: $(MODSRC)
 modules-all:
 	@for k in $$(tools/kernels $(KERNELS)); do $(MAKE) --no-print-directory module KVER=$$k || exit 1; done
 
-# build/host/libpcm.so: the module's arithmetic for tools/pcmctl (tools/Makefile)
+# build/host/libpcm.so: the module's arithmetic for tools/pcmctl (tools/Makefile);
+# build/host/bdb-swap where BerkeleyDB's header is installed (pcm-bench app's
+# bdb-swap program: a VM's guest sees the tree read-only, so it is built here)
 tools:
 	$(MAKE) -s -C tools libpcm
+	@if [ -e /usr/include/db.h ]; then $(MAKE) -s -C tools bdb-swap >/dev/null; fi
 
 deps:
 	tools/install-deps

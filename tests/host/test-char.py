@@ -1891,6 +1891,96 @@ def test_app_spec():
     res = bench('app', '--help')
     check(res.returncode == 0 and 'pgbench' in res.stdout and '--short' in res.stdout and
           '--no-figures' in res.stdout, f'app --help: {res.stdout[:300]!r}')
+    app_kv_spec()
+
+
+KV_SPEC = '''
+name = "kv-t"
+program = "db_bench"
+memory = "16m"
+data_ratio = 2
+value_size = 4000
+duration = 5
+ramdisk = "512m"
+devices = ["preset:onyx"]
+[short]
+duration = 1
+benchmarks = ["fillrandom", "readrandom"]
+'''
+
+
+def app_kv_spec():
+    """The spec's program: db_bench's and bdb-swap's keys (appwork.py),
+    tools/app/bdb.toml full and --short, their refusals."""
+    from pcmbench import app, appwork
+    s = app.loads(KV_SPEC, tables=True)
+    w = s.work
+    check((s.program, w.benchmarks, w.value_size, w.threads, w.duration, w.cache_size,
+           s.devices()) == ('db_bench', list(appwork.DB_BENCHES), 4000, 1, 5, 1 << 20,
+                            ['preset:onyx', 'dm-linear']), f'db_bench settings: {vars(w)}')
+    # num random keys drawn of num: 63.2 % distinct, the database 2 x 16 MiB
+    check(w.db_bytes() >= 2 * (16 << 20) > (w.num - 1) * appwork.DISTINCT * 4016 and
+          w.write_buffer == 2 << 20 and '2.0x the 16 MiB memory cgroup' in s.describe(),
+          f'db_bench: the database data_ratio x memory: {w.num} {s.describe()}')
+    cmd = w.command('readrandom', '/m/db')
+    for word in ('--benchmarks=readrandom', '--use_existing_db=1', '--duration=5', '--sync=1',
+                 '--histogram=1', '--cache_size=1048576', f'--num={w.num}',
+                 '--compression_type=none', '--ops_between_duration_checks=1'):
+        check(word in cmd, f'db_bench: {word} in {cmd}')
+    check('--duration' not in w.command('fillrandom', '/m/db') and
+          '--use_existing_db=0' in w.command('fillrandom', '/m/db'), 'fillrandom: num keys')
+    sh = app.loads(KV_SPEC, short=True).work
+    check((sh.duration, sh.benchmarks) == (1, ['fillrandom', 'readrandom']), f'[short] {vars(sh)}')
+    dbt = open(os.path.join(TOP, 'tools', 'app', 'db_bench.toml')).read()
+    b, bs = app.loads(dbt, 'db_bench', tables=True), app.loads(dbt, 'db_bench', short=True)
+    check((b.work.num, b.memory, b.dilation, len(b.devices()), bs.work.num, bs.memory) ==
+          (417972, 64 << 20, 16, 6, 1989, 16 << 20) and b.work.db_bytes() >= 4 * (64 << 20),
+          f'tools/app/db_bench.toml: {b.describe()}; {bs.describe()}')
+    bdb = os.path.join(TOP, 'tools', 'app', 'bdb.toml')
+    b = app.loads(open(bdb).read(), 'bdb', tables=True)
+    check((b.program, b.work.access, b.work.threads, b.work.keys, b.work.warmup, b.work.duration,
+           b.work.checkpoint_txns, b.devices()) ==
+          ('bdb-swap', ['hash', 'btree'], [1, 2, 4, 8], 279621, 10, 20, 20000,
+           ['preset:onyx completion:early', 'preset:iodrive', 'dm-linear']) and
+          b.seconds() == 2 * 4 * 30 * 3, f'tools/app/bdb.toml: {vars(b.work)} {b.seconds()}')
+    b = app.loads(open(bdb).read(), 'bdb', tables=True, short=True)
+    check((b.work.keys, b.work.value_bytes, b.work.threads, b.work.duration) ==
+          (19738, 1000, [2], 3), f'bdb.toml --short: {vars(b.work)}')
+    kv = '\n'.join(x for x in KV_SPEC.split('[short]')[0].splitlines()
+                   if not x.startswith(('value_size', 'duration', 'program')))
+    bd = kv + '\nprogram = "bdb-swap"\naccess = "btree"\nvalue_bytes = 1000\n'
+    b = app.loads(bd)
+    check(b.work.access == ['btree'] and b.work.db_bytes() >= 2 * (16 << 20) and
+          b.work.keys == -(-2 * (16 << 20) // 1020), f'bdb-swap: keys from memory {b.work.keys}')
+    db = kv + '\nprogram = "db_bench"\n'
+    for text, field, msg in (
+            (db.replace('program = "db_bench"', 'program = "ycsb"'), 'program',
+             "'ycsb' (allowed: pgbench, db_bench, bdb-swap)"),
+            (db + 'clients = 2\n', 'clients', 'unknown key'),
+            (db.replace('memory = "16m"', '').replace('data_ratio = 2', ''), 'memory', 'missing'),
+            (db + 'benchmarks = ["readrandom"]\n', 'benchmarks', 'fillrandom first'),
+            (db + 'benchmarks = ["fillrandom", "readwhilewriting", "readrandom"]\n',
+             'benchmarks', 'in that order'),
+            (db + 'benchmarks = ["fillrandom", "fillseq"]\n', 'benchmarks[1]', "'fillseq'"),
+            (db + 'cache_size = "8m"\n', 'cache_size', 'a quarter of memory'),
+            (db + 'value_size = 8\n', 'value_size', 'an integer from 16'),
+            (db + 'threads = 0\n', 'threads', 'an integer from 1 to 64'),
+            (db.replace('ramdisk = "512m"', 'ramdisk = "128m"'), 'ramdisk', 'at least'),
+            (db + '[short]\nworkload = "x"\n', 'short.workload', 'unknown key'),
+            (bd + 'cache_mb = 9\n', 'cache_mb', 'at most half of memory'),
+            (bd + 'keys = 100\n', 'keys', 'at least 32897'),
+            (bd.replace('access = "btree"', 'access = ["hash", "hash"]'), 'access',
+             'each at most once'),
+            (bd + 'threads = []\n', 'threads', 'an empty list'),
+            (bd + 'threads = [1, 100]\n', 'threads[1]', 'an integer from 1 to 64'),
+            (bd.replace('memory = "16m"', '').replace('data_ratio = 2', ''), 'keys', 'missing')):
+        try:
+            app.loads(text, tables=True)
+            check(False, f'{text!r} accepted')
+        except spec.SpecError as e:
+            check(e.field == field and msg in str(e), f'{field}: {e}')
+    check(app.loads(APP_SPEC + '\n').program == 'pgbench' and
+          app.loads('program = "pgbench"\n' + APP_SPEC).work is None, 'pgbench, the default')
 
 
 def app_run_json(d):
@@ -2082,6 +2172,144 @@ def test_app_report():
     check(rs[2]['verdict'] == app.FAILED and rs[1]['verdict'] == app.NO_VERDICT and
           'dm-linear' in rs[1]['reason'],
           f'dm-linear failed: {[(r["verdict"], r["reason"]) for r in rs]}')
+    app_kv_report()
+
+
+def kv_phase(label, text, reads, writes, rchar, read_bytes, extra=None):
+    """A measured phase as the guest keeps it (app.WorkCtx.measure)."""
+    ph = {'label': label, 'cmd': 'x', 'rc': 0, 'run_s': 2.0, 'p9_requests': None,
+          'major_faults': 0, 'proc_io': {'rchar': rchar, 'read_bytes': read_bytes},
+          'blk': {'reads': reads, 'read_sectors': read_bytes // 512, 'read_ms': 5,
+                  'writes': writes, 'write_sectors': 8 * writes, 'write_ms': 100,
+                  'busy_ms': 1000, 'flushes': 10, 'flush_ms': 0},
+          'cgroup': {'max': 16 << 20, 'peak': 16 << 20, 'current': 15 << 20, 'file': 9 << 20,
+                     'anon': 6 << 20, 'shmem': 0, 'events_max': 300, 'oom_kill': 0,
+                     'refault_file': 800, 'before': {'events_max': 100, 'refault_file': 200,
+                                                     'oom_kill': 0}}}
+    ph.update(extra or {})
+    return ph
+
+
+def app_kv_report():
+    """db_bench's and bdb-swap's output parsed (real outputs: db_bench
+    7.8.3 of Debian's rocksdb-tools, bdb-swap's on this host), and the
+    report of a run of each from its run.json: ops/s x K, latencies / K,
+    reads and writes per operation, the page cache's hit ratio from
+    rchar, bdb-swap's best thread count."""
+    from pcmbench import app, appwork
+    fx = os.path.join(TOP, 'tests', 'host', 'fixtures')
+    texts = {b: open(os.path.join(fx, f'db_bench-{b}.txt')).read() for b in appwork.DB_BENCHES}
+    got = {b: appwork.parse_db_bench(t, b) for b, t in texts.items()}
+    check(got['fillrandom'] == {'ops': 6267, 'ops_per_s': 3260.0, 'us_per_op': 306.735,
+                                'p50_us': 80.16, 'p99_us': 7735.31, 'p99.9_us': 15466.0,
+                                'mean_us': 306.794, 'seconds': 1.922}, f'fillrandom {got}')
+    check((got['readrandom']['ops'], got['readrandom']['ops_per_s'], got['readrandom']['p99.9_us'],
+           got['readrandom']['found']) == (75999, 37101.0, 6453.41, 50583), f'readrandom {got}')
+    check((got['readwhilewriting']['ops_per_s'], got['readwhilewriting']['p50_us'],
+           got['readwhilewriting']['p99_us']) == (61973.0, 2.83, 21.87), f'readwhilewriting {got}')
+    check(appwork.parse_db_bench('', 'readrandom')['ops_per_s'] is None and
+          appwork.parse_db_bench(texts['fillrandom'], 'readrandom')['ops'] is None,
+          'db_bench: nothing where the benchmark did not run')
+    bdb = open(os.path.join(fx, 'bdb-swap-run.json')).read()
+    got = appwork.parse_bdb_swap(bdb)
+    check((got['ops'], got['ops_per_s'], got['p50_us'], got['p99_us'], got['p99.9_us'],
+           got['deadlocks'], got['log_syncs']) == (8344, 4171.8, 94.5, 5718.0, 9928.7, 1, 6554),
+          f'bdb-swap {got}')
+    check(appwork.parse_bdb_swap('Segmentation fault')['ops'] is None, 'bdb-swap: no JSON')
+    # a db_bench run: onyx and dm-linear, at dilation 4
+    d = os.path.join(WORK, 'app-kv-run')
+    os.makedirs(d, exist_ok=True)
+    runs = []
+    for k, dev in enumerate(('preset:onyx', 'dm-linear')):
+        phases = [kv_phase(b, texts[b], reads, writes, rchar, rb) for b, reads, writes, rchar, rb in
+                  (('fillrandom', 10, 12534, 1 << 20, 40960),
+                   ('readrandom', 37100, 0, 400 << 20, 300 << 20),
+                   ('readwhilewriting', 20000, 5000, 100 << 20, 100 << 20))]
+        if dev == 'dm-linear':
+            for ph in phases:   # dm-linear's twice as fast
+                ph['result_scale'] = 2
+        r = {'device': dev, 'k': k, 'dilation': 4 if dev != 'dm-linear' else None,
+             'overhead_ns': None, 'table': f'0 1 {dev}', 'phases': phases, 'load_s': 1.0,
+             'fsck_rc': 0, 'fsck': ['clean'], 'removed': True}
+        for ph in phases:
+            res = appwork.parse_db_bench(texts[ph['label']], ph['label'])
+            if ph.pop('result_scale', None):
+                res['ops_per_s'] *= 2
+            ph['result'] = res
+            if dev != 'dm-linear':
+                ph['status'] = {'reads': ph['blk']['reads'], 'writes': ph['blk']['writes'],
+                                'read_bytes': ph['proc_io']['read_bytes'],
+                                'read_lat_mean_ns': 4000, 'write_lat_mean_ns': 8000,
+                                'held': 1000, 'late': 0}
+        runs.append(r)
+    run = {'kernel': '6.12.0', 'cpus': 2, 'program': 'db_bench', 'version': 'db_bench 7.8.3',
+           'date': '2026-12-07T00:00:00Z', 'backing': '/dev/ram0', 'ramdisk_mib': 256,
+           'memory': 16 << 20, 'workload': 'db_bench ...', 'runs': runs,
+           'commands': ['db_bench --benchmarks=fillrandom'], 'wall_s': 60.0, 'dilation': 4,
+           'calibration': None}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    with open(os.path.join(d, 'spec.toml'), 'w') as fh:
+        fh.write(KV_SPEC)
+    s = app.loads(KV_SPEC)
+    path, rs, run, png = app.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
+    by = {(r['device'], r['bench']): r for r in rs}
+    fill, rr = by[('preset:onyx', 'fillrandom')], by[('preset:onyx', 'readrandom')]
+    check(len(rs) == 6 and fill['ops_per_s'] == 3260 * 4 and fill['lat_p99_us'] == 7735.31 / 4
+          and by[('dm-linear', 'fillrandom')]['ops_per_s'] == 3260 * 2 * 4,
+          f'ops/s x K, latencies / K, dm-linear at the run\'s K: {fill}')
+    check(fill['ops_vs_linear'] == 0.5 and fill['verdict'] == 'device-bound' and
+          '2.00x dm-linear\'s time per operation' in fill['reason'], f'verdict {fill}')
+    check(abs(rr['dev_reads_per_op'] - 37100 / 75999) < 1e-12 and rr['dev_writes_per_op'] == 0 and
+          rr['read_share_pct'] == 100 and rr['pagecache_hit_pct'] == 25.0 and
+          abs(fill['write_share_pct'] - 100 * 12534 * 8 / (12534 * 8 + 10 * 4)) < 1e-9,
+          f'per operation, shares, the page cache\'s hits (1 - 300 / 400 MiB): {rr}')
+    check(by[('dm-linear', 'readrandom')]['pagecache_hit_pct'] == 25.0 and
+          by[('dm-linear', 'readrandom')]['verdict'] == 'baseline', 'dm-linear: its diskstats')
+    check(rr['cgroup_limit_hits'] == 200 and rr['refaults'] == 600 and rr['oom_kills'] == 0,
+          f'the cgroup {rr}')
+    md = open(path).read()
+    for sec in appwork.SECTIONS:
+        check(f'\n{sec}\n' in md, f'db_bench report: section {sec}')
+    check('| device | benchmark | ops/s |' in md and 'TPS' not in md.split('## The cache')[0]
+          and '| `preset:onyx` | readrandom | 148,404 | 0.5x |' in md, 'the table: ops/s')
+    rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
+    check([(r['device'], r['bench']) for r in rows][:3] == [
+        ('preset:onyx', b) for b in appwork.DB_BENCHES], 'app-table.csv')
+    text = appwork.headline(rs, run)
+    check(text.startswith('clock: icount; dilation: 4') and 'ops/s' in text, text)
+    # a phase that failed: its verdict
+    run['runs'][0]['phases'][1]['rc'] = 1
+    check(appwork.rows(run)[1]['verdict'] == app.FAILED, 'a phase that exited 1: failed')
+    run['runs'][0]['phases'][1]['rc'] = 0
+    run['runs'][0]['phases'][2]['status']['reads'] = 0
+    check('reads did not reach the device' in appwork.rows(run)[2]['reason'], 'reads not reached')
+    # bdb-swap: a sweep of 1, 2, 4 threads: the best is each device's figure
+    run['program'] = 'bdb-swap'
+    for r in run['runs']:
+        r['phases'] = []
+        for t, ops in ((1, 100.0), (2, 300.0), (4, 200.0)):
+            lin1 = r['device'] == 'dm-linear' and t == 1   # dm-linear's best at 1 and 2
+            out = bdb.replace('"ops_per_s": 4171.8', f'"ops_per_s": {ops * (2 if lin1 else 1)}')
+            ph = kv_phase(f'hash x{t}', out, 100, 1000, 1 << 20, 1 << 19,
+                          {'access': 'hash', 'threads': t})
+            ph['result'] = appwork.parse_bdb_swap(out)
+            r['phases'].append(ph)
+        r['verify'] = {'hash': {'ok': True}}
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    bs = app.loads(open(os.path.join(TOP, 'tools', 'app', 'bdb.toml')).read(), 'bdb')
+    path, rs, run, png = app.finish(bs, d, draw_figs=False)
+    check([(r['device'], r['bench'], r['threads'], r['ops_per_s']) for r in rs] ==
+          [('preset:onyx', 'hash', 2, 1200.0), ('dm-linear', 'hash', 2, 1200.0)] and
+          rs[0]['sweep'] == [[1, 400.0], [2, 1200.0], [4, 800.0]] or
+          rs[0]['sweep'] == [(1, 400.0), (2, 1200.0), (4, 800.0)], f'the best thread count {rs}')
+    check(rs[0]['pagecache_hit_pct'] == 50.0 and rs[0]['deadlocks'] == 1 and
+          rs[0]['verdict'] == 'host-bound', f'bdb-swap row {rs[0]}')
+    md = open(path).read()
+    check('| device | benchmark (the best thread count) | ops/s |' in md and
+          '`preset:onyx` hash: 1: 400, 2: 1,200, 4: 800' in md and
+          "verify: {'hash': {'ok': True}}" in md, 'bdb-swap report: the sweep')
 
 
 def main():

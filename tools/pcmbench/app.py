@@ -97,6 +97,13 @@ and calibration.  A bad spec (unknown workload, zero clients, no
 devices, a device word the module refuses) is refused here, before any
 VM boots.  --short runs the spec's [short] settings; --no-figures draws
 no PNG (matplotlib under TCG takes minutes).
+
+program = "db_bench" (RocksDB's: fillrandom with a synced WAL, then
+readrandom and readwhilewriting on the filled database) or "bdb-swap"
+(tools/app/bdb-swap.c, Onyx's Figure 5: tools/app/bdb.toml) runs another
+program instead of pgbench (its keys: tools/pcmbench/appwork.py), in the
+same per-device flow (run_work_device): the report gives ops/s per
+device and benchmark.
 """
 import glob
 import json
@@ -125,7 +132,11 @@ SHORT_KEYS = ('scale', 'clients', 'threads', 'duration', 'warmup', 'memory', 'da
               'shared_buffers', 'wear_passes')
 APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'warmup', 'ramdisk',
             'baseline', 'devices', 'dilation', 'calibrate', 'overhead_ns', 'short', 'memory',
-            'data_ratio', 'shared_buffers', 'lifetime', 'wear_passes'}
+            'data_ratio', 'shared_buffers', 'program', 'lifetime', 'wear_passes'}
+PROGRAMS = ('pgbench', 'db_bench', 'bdb-swap')   # the spec's program (appwork.py: the others)
+# the keys every program's spec has; a program's own are appwork.WORKS[program].keys
+COMMON_KEYS = {'name', 'program', 'ramdisk', 'baseline', 'devices', 'dilation', 'calibrate',
+               'overhead_ns', 'short', 'memory', 'data_ratio'}
 CGROUP = '/sys/fs/cgroup/pcm-app'   # the server's memory cgroup, one per device's run
 # PostgreSQL's timers (setting: default, unit, PostgreSQL's maximum): they
 # run on the guest's clock, which dilation:K does not slow, so on the
@@ -162,16 +173,24 @@ class AppSpec(pspec.Clocked):
     runtime = 1.0       # s of fio per direction when calibrating (pcmchar.guest)
 
     def __init__(self, data, name, tables=False, short=False):
+        from . import appwork
         self.tables = tables
-        pspec.unknown('', data, APP_KEYS)
+        self.program = pspec.one_of(PROGRAMS)('program', data.get('program', 'pgbench'))
+        work = appwork.WORKS.get(self.program)
+        keys, short_keys = ((APP_KEYS, SHORT_KEYS) if not work else
+                            (COMMON_KEYS | set(work.keys),
+                             ('memory', 'data_ratio') + work.short_keys))
+        pspec.unknown('', data, keys)
         self.name = data.get('name', name)
         if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
             raise pspec.SpecError('name', f'{self.name!r}', 'letters, digits, _ . -')
-        self.workload = pspec.one_of(WORKLOADS)('workload', data.get('workload', 'tpcb-like'))
+        if not work:
+            self.workload = pspec.one_of(WORKLOADS)('workload',
+                                                    data.get('workload', 'tpcb-like'))
         sh = data.get('short', {})
         if not isinstance(sh, dict):
-            raise pspec.SpecError('short', 'not a table', '[short] with ' + ', '.join(SHORT_KEYS))
-        pspec.unknown('short.', sh, SHORT_KEYS)
+            raise pspec.SpecError('short', 'not a table', '[short] with ' + ', '.join(short_keys))
+        pspec.unknown('short.', sh, short_keys)
         self.short = short
         get = (lambda k, d: sh.get(k, data.get(k, d))) if short else data.get
         field = (lambda k: f'short.{k}' if short and k in sh else k)
@@ -185,6 +204,39 @@ class AppSpec(pspec.Clocked):
         elif get('data_ratio', None) is not None:
             raise pspec.SpecError(field('data_ratio'), 'without memory',
                                   'memory = "128m" with it: the database data_ratio x memory')
+        self.work = None
+        self.lifetime, self.wear_passes = False, WEAR_PASSES   # pgbench's (_pgbench())
+        if work:
+            self.work = work(self, get, field)
+            self.ramdisk = pspec.parse_size('ramdisk', data.get('ramdisk', '512m'))
+            if self.ramdisk % (1 << 20):
+                raise pspec.SpecError('ramdisk', 'not whole MiB', 'sizes like 512m, 1g')
+            need = self.work.ramdisk_need()
+            if self.ramdisk >> 20 < need:
+                raise pspec.SpecError('ramdisk', f'{self.ramdisk >> 20} MiB for '
+                                      f'{self.work.db_bytes() / 1e6:,.0f} MB of data',
+                                      f'at least {need} MiB')
+        else:
+            self._pgbench(data, get, field)
+        self.baseline = pspec.boolean('baseline', data.get('baseline', True))
+        self.dilation = pspec.int_range(1, pspec.DILATION_MAX)('dilation',
+                                                               data.get('dilation', 1))
+        self.calibrate = pspec.boolean('calibrate', data.get('calibrate', False))
+        self.overhead_ns = pspec.overhead('overhead_ns', data.get('overhead_ns'))
+        if self.calibrate and self.overhead_ns:
+            raise pspec.SpecError('calibrate', 'true with overhead_ns given',
+                                  'one of them: measure it, or give it')
+        devs = data.get('devices')
+        if devs is None or devs == []:
+            raise pspec.SpecError('devices', 'missing', 'a list of dm-pcm table words, e.g. '
+                                  '["preset:none", "preset:pss"]')
+        devs = devs if isinstance(devs, list) else [devs]
+        self.pcm = list(dict.fromkeys(pspec.check_words(f'devices[{i}]', d)
+                                      for i, d in enumerate(devs)))
+        self.check_tables('devices', self.pcm)
+
+    def _pgbench(self, data, get, field):
+        """pgbench's keys (program = "pgbench", the default) but workload."""
         if get('shared_buffers', None) is not None:
             self.shared_buffers = pspec.parse_size(field('shared_buffers'),
                                                    get('shared_buffers', None))
@@ -226,34 +278,22 @@ class AppSpec(pspec.Clocked):
             raise pspec.SpecError('ramdisk', f'{self.ramdisk >> 20} MiB for scale '
                                   f'{self.scale}', f'at least {need} MiB (twice the '
                                   f'{self.scale * SCALE_MIB} MB of tables, and WAL)')
-        self.baseline = pspec.boolean('baseline', data.get('baseline', True))
         self.lifetime = pspec.boolean('lifetime', data.get('lifetime', True))
         self.wear_passes = pspec.int_range(1, 100000)(field('wear_passes'),
                                                       get('wear_passes', WEAR_PASSES))
-        self.dilation = pspec.int_range(1, pspec.DILATION_MAX)('dilation',
-                                                               data.get('dilation', 1))
-        self.calibrate = pspec.boolean('calibrate', data.get('calibrate', False))
-        self.overhead_ns = pspec.overhead('overhead_ns', data.get('overhead_ns'))
-        if self.calibrate and self.overhead_ns:
-            raise pspec.SpecError('calibrate', 'true with overhead_ns given',
-                                  'one of them: measure it, or give it')
-        devs = data.get('devices')
-        if devs is None or devs == []:
-            raise pspec.SpecError('devices', 'missing', 'a list of dm-pcm table words, e.g. '
-                                  '["preset:none", "preset:pss"]')
-        devs = devs if isinstance(devs, list) else [devs]
-        self.pcm = list(dict.fromkeys(pspec.check_words(f'devices[{i}]', d)
-                                      for i, d in enumerate(devs)))
-        self.check_tables('devices', self.pcm)
 
     def devices(self):
         """Every device of the run, in order: the baseline last."""
         return self.pcm + ([LINEAR] if self.baseline else [])
 
     def seconds(self):
+        if self.work:
+            return self.work.seconds() * len(self.devices())
         return (self.warmup + self.duration) * len(self.devices())
 
     def describe(self):
+        if self.work:
+            return self.work.describe() + (' (--short)' if self.short else '')
         mem = (f', the server in a {self.memory >> 20} MiB memory cgroup (shared_buffers '
                f'{self.shared_buffers >> 20} MiB; the database {self.scale * SCALE_BYTES / 1e6:,.0f}'
                f' MB, {self.scale * SCALE_BYTES / self.memory:.1f}x it)' if self.memory else '')
@@ -860,7 +900,7 @@ class AppGuest:
         self.g.commands.append(f'export PGPASSFILE={PGPASSFILE}')
         self.p9 = P9Trace()
         try:
-            return self._run(start)
+            return self._run_work(start) if self.spec.work else self._run(start)
         finally:
             self.p9.close()
             self.sh(f'cd / && umount {MOUNT} 2>/dev/null; umount {WORK} || '
@@ -943,6 +983,169 @@ class AppGuest:
                 'workload': spec.describe(), 'runs': runs, 'commands': self.g.commands,
                 'wall_s': time.monotonic() - start, 'dilation': spec.dilation,
                 'calibration': self.g.calibration}
+
+
+    # --- db_bench and bdb-swap (appwork.py): the generic per-device flow ---------
+
+    def _run_work(self, start):
+        spec, work = self.spec, self.spec.work
+        progs = work.programs()
+        libs = self.sh(f'ldd {" ".join(progs)} | awk \'$3 ~ /^\\// {{print $3}}\'| sort -u',
+                       record=False).split()
+        self.resident = resident(progs + libs)
+        self.log(f'# resident: {len(self.resident)} files of {work.name}\'s, '
+                 f'{sum(len(m) for m in self.resident) >> 20} MiB, mapped for the run')
+        runs = []
+        try:
+            self.g.make_backing()
+            self.g.calibrate()
+            for k, dev in enumerate(spec.devices()):
+                self.log(f'# {k + 1}/{len(spec.devices())}: {dev}: {spec.describe()}')
+                r = self.run_work_device(dev, k)
+                runs.append(r)
+                done = '; '.join(f'{p["label"]}: {(p.get("result") or {}).get("ops_per_s")} '
+                                 f'ops/s (exit {p["rc"]})' for p in r['phases'])
+                self.log(f'# {dev}: {done or r.get("error")}; fsck exit {r["fsck_rc"]}, '
+                         f'removed {r["removed"]}')
+        except BaseException:
+            try:
+                self.sh(f'rmdir {CGROUP} 2>/dev/null; umount {MOUNT} 2>/dev/null; true',
+                        record=False)
+                self.g.cleanup()
+                if self.g.backing:
+                    self.g.remove_backing()
+            except RuntimeError as e:
+                self.log(f'# cleanup after the failure: {e}')
+            raise
+        self.g.remove_backing()
+        ver = (self.sh('db_bench --version 2>&1 | head -1; true', record=False)
+               if work.name == 'db_bench' else
+               self.sh("grep -m1 DB_VERSION_STRING /usr/include/db.h | cut -d'\"' -f2; true",
+                       record=False))
+        return {'kernel': os.uname().release, 'cpus': os.cpu_count(), 'program': work.name,
+                'version': ver, 'date': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+                'backing': self.g.backing, 'ramdisk_mib': spec.ramdisk >> 20,
+                'memory': spec.memory, 'workload': spec.describe(), 'runs': runs,
+                'commands': self.g.commands, 'wall_s': time.monotonic() - start,
+                'dilation': spec.dilation, 'calibration': self.g.calibration}
+
+    def run_work_device(self, dev, k):
+        """One device: created, mkfs.ext4, mounted; the program's load and
+        measured phases (appwork's Work.run, through a WorkCtx); fsck -fn,
+        the device removed.  The dict run.json keeps of it."""
+        from pcmchar import fiojob
+        spec, pcm = self.spec, dev != LINEAR
+        name, path = fiojob.DEVICE_NAME, fiojob.DEVICE
+        info = self.g.create(dev)
+        dmesg_n = int(self.sh('dmesg | wc -l', record=False))
+        logs = os.path.join(self.dir, 'logs')
+        os.makedirs(logs, exist_ok=True)
+        oh = self.g.overhead['write'] if pcm and self.g.overhead else None
+        if oh is not None:   # a synced write waits for its write: the write side's
+            self.sh(f'dmsetup message {name} 0 set overhead_ns {oh}')
+        self.sh(f'mkfs.ext4 -q -F -b 4096 {path}')
+        self.sh(f'mkdir -p {MOUNT} && mount {path} {MOUNT}')
+        r = {'device': dev, 'k': k, 'dilation': spec.dilation_of(dev) if pcm else None,
+             'overhead_ns': oh, 'table': info['table'], 'phases': []}
+        ctx = WorkCtx(self, r, dev, k, logs)
+        t = time.monotonic()
+        try:
+            spec.work.run(ctx)
+        except RuntimeError as e:
+            r['error'] = str(e)[:2000]
+            self.log(f'#   failed: {r["error"][:400]}')
+        finally:
+            r['load_s'] = ctx.load_s if ctx.load_s is not None else time.monotonic() - t
+            self.sh(f'cd /; rmdir {CGROUP} 2>/dev/null; '
+                    f'dmesg | tail -n +{dmesg_n + 1} > {logs}/d{k}-dmesg.txt; true',
+                    record=False)
+        self.sh(f'umount {MOUNT}')
+        fsck = subprocess.run(['fsck.ext4', '-fn', path], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        self.g.commands.append(f'fsck.ext4 -fn {path}')
+        r['fsck_rc'], r['fsck'] = fsck.returncode, fsck.stdout.strip().splitlines()[-1:]
+        self.g.cleanup()     # the device removed
+        r['removed'] = not os.path.exists(path)
+        return r
+
+
+def proc_io(pid):
+    """/proc/PID/io as a dict (rchar: the bytes its read()s returned, its
+    threads' included; read_bytes: those the block layer fetched)."""
+    try:
+        with open(f'/proc/{pid}/io', encoding='utf-8') as fh:
+            return {k: int(v) for k, v in (line.split(': ') for line in fh if ': ' in line)}
+    except (OSError, ValueError):
+        return None
+
+
+class WorkCtx:
+    """What a Work (appwork.py) runs on a device through: sh(), remount()
+    (the page cache of the file system dropped), measure() (one measured
+    phase in the memory cgroup); its results in @result (run.json's
+    device entry)."""
+
+    def __init__(self, guest, result, dev, k, logs):
+        self.g, self.result, self.dev, self.k, self.logs = guest, result, dev, k, logs
+        self.mount, self.pcm = MOUNT, dev != LINEAR
+        self.cgroup_made, self.load_s, self.t0 = False, None, time.monotonic()
+
+    def sh(self, cmd, record=True):
+        return self.g.sh(cmd, record)
+
+    def remount(self):
+        from pcmchar import fiojob
+        self.sh(f'umount {MOUNT} && mount {fiojob.DEVICE} {MOUNT}')
+
+    def measure(self, label, cmd, extra=None):
+        """@cmd in CGROUP (made at the first phase), the device's counters
+        reset before it; its figures kept as a phase of @result."""
+        from pcmchar import fiojob
+        g, spec, name = self.g, self.g.spec, fiojob.DEVICE_NAME
+        if self.load_s is None:
+            self.load_s = time.monotonic() - self.t0
+        if spec.memory and not self.cgroup_made:
+            g.cgroup()
+            self.cgroup_made = True
+        n = len(self.result['phases'])
+        g.log(f'#   {label}: {cmd}')
+        if self.pcm:
+            g.sh(f'dmsetup message {name} 0 stats reset')
+        before = disk_stat(fiojob.DEVICE)
+        cg = g.cgroup_figures() if spec.memory else None
+        into = f'echo $$ > {CGROUP}/cgroup.procs && exec ' if spec.memory else 'exec '
+        g.g.commands.append(f'{into}{cmd}')
+        out_p, err_p = f'{WORK}/d{self.k}-{n}.out', f'{WORK}/d{self.k}-{n}.err'
+        faults = vmstat_faults()
+        g.p9.start()
+        t = time.monotonic()
+        with open(out_p, 'w', encoding='utf-8') as out, open(err_p, 'w', encoding='utf-8') as err:
+            p = subprocess.Popen(['sh', '-c', into + cmd], cwd=MOUNT, stdout=out, stderr=err)
+            # the exited process's /proc/PID/io, read before it is reaped
+            os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+            io = proc_io(p.pid)
+            rc = p.wait()
+        ph = {'label': label, 'cmd': cmd, 'rc': rc, 'run_s': time.monotonic() - t,
+              'p9_requests': g.p9.counts(), 'major_faults': vmstat_faults() - faults,
+              'proc_io': io}
+        ph.update(extra or {})
+        after = disk_stat(fiojob.DEVICE)
+        ph['blk'] = {key: after[key] - before[key] for key in after}
+        if cg:
+            ph['cgroup'] = dict(g.cgroup_figures(), before=cg)
+        if self.pcm:
+            from pcmlib import status as pcmstatus
+            ph['status'] = pcmstatus.parse_dmsetup(g.sh(f'dmsetup status {name}', record=False),
+                                                   name)
+        with open(out_p, encoding='utf-8', errors='replace') as fh:
+            text = fh.read()
+        g.sh(f'cp {out_p} {self.logs}/d{self.k}-{n}.txt; cp {err_p} {self.logs}/d{self.k}-{n}'
+             f'.err; rm -f {out_p} {err_p}', record=False)
+        ph['result'] = spec.work.parse(label, text)
+        self.result['phases'].append(ph)
+        g.log(f'#   {label}: {ph["result"].get("ops_per_s")} ops/s (guest clock), exit {rc}, '
+              f'{ph["run_s"]:.1f} s, device reads {(ph.get("status") or ph["blk"])["reads"]}')
+        return ph
 
 
 # --- the figures of a run: on the device's clock --------------------------------
@@ -1181,9 +1384,9 @@ def time_cell(row):
     return '; '.join(out) or '-'
 
 
-def conditions(run):
+def conditions(run, unit='TPS'):
     from pcmchar import report
-    return (f'clock: {report.clock_of(run)}; dilation: {run.get("dilation") or 1} (TPS x K, '
+    return (f'clock: {report.clock_of(run)}; dilation: {run.get("dilation") or 1} ({unit} x K, '
             f'latencies / K: the device\'s clock, the guest a host K times faster); '
             f'calibration: {report.calibration_text(run)}'
             + ('; the write side\'s overhead_ns on every dm-pcm device (a commit waits '
@@ -1396,6 +1599,9 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     """report.md, app-table.csv/.json and the figure from run.json (@extra
     added to it first); (report path, rows, run, png or None)."""
     from pcmchar import report
+    if spec.work:
+        from . import appwork
+        return appwork.finish(spec, run_dir, draw_figs, **extra)
     run = report.update_run(run_dir, extra)
     for r in run['runs']:
         if r['device'] != LINEAR and 'model_qd1' not in r:
@@ -1537,7 +1743,7 @@ def host_run(args, spec, text):
     spec_copy = os.path.join(run_dir, 'spec.toml')
     with open(spec_copy, 'w', encoding='utf-8') as fh:
         fh.write(text)
-    cluster = template()
+    cluster = template() if not spec.work else None
     if cluster and not args.native:
         # a VM's /var/cache is its own tmpfs (virtme-ng's init): the guest
         # finds the cluster beside the run's directory, over 9p
@@ -1545,7 +1751,8 @@ def host_run(args, spec, text):
         subprocess.run(['rm', '-rf', seen], check=True)
         subprocess.run(['cp', '-a', cluster, seen], check=True)
         cluster = seen
-    print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
+    if not spec.work:
+        print(f'pcm-bench: the cluster: {cluster or "initdb in the guest"}', flush=True)
     icount = not args.no_icount
     # the ramdisk, and the guest's own 2 GiB beside it (the server's
     # cache is the cgroup's, where the spec sets memory)
@@ -1567,7 +1774,11 @@ def host_run(args, spec, text):
     path, rs, run, png = finish(spec, run_dir, draw_figs=args.figures,
                                 icount=icount and not args.native,
                                 host_wall_s=time.monotonic() - start)
-    print(headline(rs, run))
+    if spec.work:
+        from . import appwork
+        print(appwork.headline(rs, run))
+    else:
+        print(headline(rs, run))
     print(f'report: {path}')
     print(f'table: {os.path.join(run_dir, "app-table.csv")}, .json')
     if png:
@@ -1578,7 +1789,12 @@ def host_run(args, spec, text):
         print(f'pcm-bench: fsck not clean or device left on: {", ".join(bad)}', file=sys.stderr)
         rc = 1
     failed = [r['device'] for r in rs if r['verdict'] == FAILED]
-    if failed:
+    if failed and spec.work:
+        print(f'pcm-bench: {spec.work.name} failed or completed nothing on '
+              f'{", ".join(dict.fromkeys(failed))} (logs/dK-N.txt, .err, dK-dmesg.txt)',
+              file=sys.stderr)
+        rc = 1
+    elif failed:
         print(f'pcm-bench: no transaction completed on {", ".join(failed)}: their runs '
               f'failed (logs/dK-pgbench.txt, dK-server.log, dK-dmesg.txt)', file=sys.stderr)
         rc = 1
@@ -1604,7 +1820,12 @@ def run(args, ap):
         ap.error(f'{args.spec}: {e.strerror}')
     except pspec.SpecError as e:
         ap.error(f'{args.spec}: {e}')
-    why = missing_postgres()
+    if spec.program == 'bdb-swap' and not args.guest:
+        # built (or found up to date) here, before the VM boots: the guest
+        # sees the tree read-only
+        subprocess.run(['make', '-s', '-C', os.path.join(TOP, 'tools'), 'bdb-swap'],
+                       stdout=subprocess.DEVNULL, check=False)
+    why = spec.work.missing() if spec.work else missing_postgres()
     if why:
         ap.error(why)
     if args.guest:
