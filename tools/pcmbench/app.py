@@ -104,6 +104,17 @@ readrandom and readwhilewriting on the filled database) or "bdb-swap"
 program instead of pgbench (its keys: tools/pcmbench/appwork.py), in the
 same per-device flow (run_work_device): the report gives ops/s per
 device and benchmark.
+
+How long a run takes on a 2-core host without KVM (the report's first
+lines give its own wall time): tools/app/pgbench-select.toml, 3 devices
+at scale 9 with 10 + 30 s of pgbench each, 1,785 s in an icount VM
+beside one or two other VMs (Documentation/characterization/app-select);
+the scale-2 pgbench run, 5 devices with 30 + 60 s each, 7,024 s beside
+up to four (../app); --short of a one-device spec in the VM suite,
+200 to 460 s (tests/vm/37-app.sh, 40-app-kv.sh).  pgbench.toml at scale
+18 and db_bench.toml, bdb.toml at full size have not been run: their
+loads (pgbench -i, fillrandom's synced puts) take tens of minutes per
+device under icount.
 """
 import glob
 import json
