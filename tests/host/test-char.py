@@ -33,7 +33,7 @@ from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noq
 from pcmchar import guest as cguest, verdict  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402
-from taplib import check, run_case  # noqa: E402
+from taplib import check  # noqa: E402
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio')
 WORK = tempfile.mkdtemp(prefix='test-char.')
@@ -2241,6 +2241,15 @@ def app_kv_report():
                                 'read_bytes': ph['proc_io']['read_bytes'],
                                 'read_lat_mean_ns': 4000, 'write_lat_mean_ns': 8000,
                                 'held': 1000, 'late': 0}
+            if dev != 'dm-linear' and ph['label'] == 'fillrandom':
+                # its blktrace: 2,000 writes to 8 hot rows of 1 MiB in 2 s
+                os.makedirs(os.path.join(d, 'logs'), exist_ok=True)
+                with lzma.open(os.path.join(d, 'logs', 'd0-0-blkparse.txt.xz'), 'wt') as fh:
+                    fh.write('\n'.join(f'253,0    0 {i + 1:8d} {i / 1000:14.9f}  100  Q  WS '
+                                       f'{(i % 8) * 8} + 8 [db_bench]' for i in range(2000))
+                             + '\n')
+                ph['trace'] = {'file': 'logs/d0-0-blkparse.txt.xz', 'dropped': 0,
+                               'sectors': 1 << 11}
         runs.append(r)
     run = {'kernel': '6.12.0', 'cpus': 2, 'program': 'db_bench', 'version': 'db_bench 7.8.3',
            'date': '2026-12-07T00:00:00Z', 'backing': '/dev/ram0', 'ramdisk_mib': 256,
@@ -2264,6 +2273,15 @@ def app_kv_report():
           rr['read_share_pct'] == 100 and rr['pagecache_hit_pct'] == 25.0 and
           abs(fill['write_share_pct'] - 100 * 12534 * 8 / (12534 * 8 + 10 * 4)) < 1e-9,
           f'per operation, shares, the page cache\'s hits (1 - 300 / 400 MiB): {rr}')
+    life = run['runs'][0]['phases'][0]['lifetime']
+    no, sg = life['no_start_gap'], life['start_gap']
+    check(life['passes'] == app.WEAR_PASSES and life['speed'] == 4 and
+          no['max'] == 250 * app.WEAR_PASSES and sg['gap_moves'] > 0 and sg['max'] < no['max']
+          and fill['life_no_start_gap_s'] == no['lifetime_s'] and
+          'lifetime' not in run['runs'][0]['phases'][1] and rr.get('life_start_gap_s') is None,
+          f'the traced phase\'s lifetime, the others none: {life}')
+    check(json.load(open(os.path.join(d, 'run.json')))['runs'][0]['phases'][0]['lifetime'] ==
+          life, 'kept in run.json')
     check(by[('dm-linear', 'readrandom')]['pagecache_hit_pct'] == 25.0 and
           by[('dm-linear', 'readrandom')]['verdict'] == 'baseline', 'dm-linear: its diskstats')
     check(rr['cgroup_limit_hits'] == 200 and rr['refaults'] == 600 and rr['oom_kills'] == 0,
@@ -2271,6 +2289,9 @@ def app_kv_report():
     md = open(path).read()
     for sec in appwork.SECTIONS:
         check(f'\n{sec}\n' in md, f'db_bench report: section {sec}')
+    check(f'| `preset:onyx` | fillrandom | {app.WEAR_PASSES} | {app.human_secs(sg["lifetime_s"])} |'
+          in md and f'| {app.life_cell(fill)} |' in md.split('\n## The cache\n')[0] and
+          '--speed 4 --repeat 1000' in md.split('\n## Lifetime\n')[1], 'the lifetime in the report')
     check('| device | benchmark | ops/s |' in md and 'TPS' not in md.split('## The cache')[0]
           and '| `preset:onyx` | readrandom | 148,404 | 0.5x |' in md, 'the table: ops/s')
     rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
@@ -2310,6 +2331,37 @@ def app_kv_report():
     check('| device | benchmark (the best thread count) | ops/s |' in md and
           '`preset:onyx` hash: 1: 400, 2: 1,200, 4: 800' in md and
           "verify: {'hash': {'ok': True}}" in md, 'bdb-swap report: the sweep')
+    check('## The paper' not in md, 'no paper section without Onyx and the ioDrive')
+    # Onyx's Figure 5: Onyx early over the ioDrive, each at its best thread count
+    onyx, iod = 'preset:onyx completion:early', 'preset:iodrive'
+
+    def row(dev, bench, ops, t, late=0):
+        return {'device': dev, 'bench': bench, 'ops_per_s': ops, 'threads': t, 'held': 1000 - late,
+                'late': late}
+    prs = appwork.paper_rows([row(onyx, 'hash', 1220.0, 4), row(iod, 'hash', 1000.0, 1),
+                              row(onyx, 'btree', 500.0, 4), row(iod, 'btree', 1000.0, 1)])
+    by = {p['key']: p for p in prs}
+    check(len(prs) == 2 and by['iodrive.bdb.hash']['measured'] == 1.22 and
+          by['iodrive.bdb.hash']['verdict'] == 'reproduced' and
+          by['iodrive.bdb.hash']['onyx_threads'] == 4 and
+          by['iodrive.bdb.btree']['measured'] == 0.5 and
+          by['iodrive.bdb.btree']['verdict'] == 'not reproduced' and
+          '-26.0 % from the paper' in by['iodrive.bdb.btree']['reason'], f'Figure 5 {prs}')
+    prs = appwork.paper_rows([row(onyx, 'btree', 500.0, 4, late=100), row(iod, 'btree', 1000.0, 1)])
+    check([p['verdict'] for p in prs] == ['host-bound'] and '100 of 2000 completions late'
+          in prs[0]['reason'], f'late completions: host-bound {prs}')
+    check(appwork.paper_rows([row(onyx, 'hash', 1.0, 4), row('preset:onyx', 'hash', 1.0, 1)])
+          == [], 'no ioDrive: no row')
+    for r, dev in zip(run['runs'], (onyx, iod)):
+        r['device'] = dev
+    with open(os.path.join(d, 'run.json'), 'w') as fh:
+        json.dump(run, fh)
+    path, rs, run, png = app.finish(bs, d, draw_figs=False)
+    md = open(path).read()
+    pt = json.load(open(os.path.join(d, 'paper-table.json')))
+    check('\n## The paper\n' in md and len(pt) == 1 and pt[0]['key'] == 'iodrive.bdb.hash' and
+          pt[0]['measured'] == 1200.0 / 1200.0 and pt[0]['verdict'] == 'not reproduced' and
+          '| 1.21x | 1x |' in md, f'the report\'s paper section {pt}')
 
 
 def main():

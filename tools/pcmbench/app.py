@@ -147,7 +147,7 @@ APP_KEYS = {'name', 'workload', 'scale', 'clients', 'threads', 'duration', 'warm
 PROGRAMS = ('pgbench', 'db_bench', 'bdb-swap')   # the spec's program (appwork.py: the others)
 # the keys every program's spec has; a program's own are appwork.WORKS[program].keys
 COMMON_KEYS = {'name', 'program', 'ramdisk', 'baseline', 'devices', 'dilation', 'calibrate',
-               'overhead_ns', 'short', 'memory', 'data_ratio'}
+               'overhead_ns', 'short', 'memory', 'data_ratio', 'lifetime', 'wear_passes'}
 CGROUP = '/sys/fs/cgroup/pcm-app'   # the server's memory cgroup, one per device's run
 # PostgreSQL's timers (setting: default, unit, PostgreSQL's maximum): they
 # run on the guest's clock, which dilation:K does not slow, so on the
@@ -190,7 +190,7 @@ class AppSpec(pspec.Clocked):
         work = appwork.WORKS.get(self.program)
         keys, short_keys = ((APP_KEYS, SHORT_KEYS) if not work else
                             (COMMON_KEYS | set(work.keys),
-                             ('memory', 'data_ratio') + work.short_keys))
+                             ('memory', 'data_ratio', 'wear_passes') + work.short_keys))
         pspec.unknown('', data, keys)
         self.name = data.get('name', name)
         if not isinstance(self.name, str) or not re.fullmatch(r'[A-Za-z0-9_.-]+', self.name):
@@ -216,7 +216,10 @@ class AppSpec(pspec.Clocked):
             raise pspec.SpecError(field('data_ratio'), 'without memory',
                                   'memory = "128m" with it: the database data_ratio x memory')
         self.work = None
-        self.lifetime, self.wear_passes = False, WEAR_PASSES   # pgbench's (_pgbench())
+        # every measured run traced for its wear (lifetime()), unless lifetime = false
+        self.lifetime = pspec.boolean('lifetime', data.get('lifetime', True))
+        self.wear_passes = pspec.int_range(1, 100000)(field('wear_passes'),
+                                                      get('wear_passes', WEAR_PASSES))
         if work:
             self.work = work(self, get, field)
             self.ramdisk = pspec.parse_size('ramdisk', data.get('ramdisk', '512m'))
@@ -289,9 +292,6 @@ class AppSpec(pspec.Clocked):
             raise pspec.SpecError('ramdisk', f'{self.ramdisk >> 20} MiB for scale '
                                   f'{self.scale}', f'at least {need} MiB (twice the '
                                   f'{self.scale * SCALE_MIB} MB of tables, and WAL)')
-        self.lifetime = pspec.boolean('lifetime', data.get('lifetime', True))
-        self.wear_passes = pspec.int_range(1, 100000)(field('wear_passes'),
-                                                      get('wear_passes', WEAR_PASSES))
 
     def devices(self):
         """Every device of the run, in order: the baseline last."""
@@ -1128,6 +1128,8 @@ class WorkCtx:
         g.g.commands.append(f'{into}{cmd}')
         out_p, err_p = f'{WORK}/d{self.k}-{n}.out', f'{WORK}/d{self.k}-{n}.err'
         faults = vmstat_faults()
+        # blktrace of the phase, for its wear (appwork.finish(): lifetime())
+        bt = g.trace_start(fiojob.DEVICE) if self.pcm and spec.lifetime else None
         g.p9.start()
         t = time.monotonic()
         with open(out_p, 'w', encoding='utf-8') as out, open(err_p, 'w', encoding='utf-8') as err:
@@ -1140,6 +1142,9 @@ class WorkCtx:
               'p9_requests': g.p9.counts(), 'major_faults': vmstat_faults() - faults,
               'proc_io': io}
         ph.update(extra or {})
+        if bt:
+            ph['trace'] = g.trace_stop(bt, fiojob.DEVICE, os.path.join(
+                self.logs, f'd{self.k}-{n}-blkparse.txt.xz'))
         after = disk_stat(fiojob.DEVICE)
         ph['blk'] = {key: after[key] - before[key] for key in after}
         if cg:

@@ -423,12 +423,20 @@ def rows(run):
     kept in 'sweep')."""
     K = run.get('dilation') or 1
     out = []
-    for r in run['runs']:
+    for ri, r in enumerate(run['runs']):
         k = r.get('dilation') or K
         per = []
-        for ph in r.get('phases') or []:
+        for pi, ph in enumerate(r.get('phases') or []):
             row = dict(phase_figures(ph, k), device=r['device'], bench=ph['label'], dilation=k,
-                       fsck_rc=r['fsck_rc'], removed=r['removed'])
+                       fsck_rc=r['fsck_rc'], removed=r['removed'], run_i=ri, phase_i=pi)
+            life = ph.get('lifetime') or {}
+            for key in ('start_gap', 'no_start_gap'):
+                if life.get(key):
+                    row[f'life_{key}_s'] = life[key]['lifetime_s']
+                    row[f'wear_max_{key}'] = life[key]['max']
+            if life:
+                row['wear_passes'] = life.get('passes')
+                row['lifetime_error'] = life.get('error')
             per.append(row)
         if run.get('program') == 'bdb-swap':
             best = {}
@@ -470,9 +478,12 @@ TABLE_FIELDS = ('device', 'bench', 'threads', 'ops_per_s', 'ops_vs_linear', 'lat
                 'dev_writes_per_op', 'model_read_us', 'model_write_us', 'read_share_pct',
                 'write_share_pct', 'rchar', 'pagecache_hit_pct', 'memory_max', 'cgroup_peak',
                 'cgroup_file', 'cgroup_limit_hits', 'refaults', 'oom_kills', 'deadlocks',
-                'checkpoints', 'log_syncs_per_op', 'found', 'held', 'late', 'ops', 'verdict',
+                'checkpoints', 'log_syncs_per_op', 'found', 'held', 'late', 'ops',
+                'life_start_gap_s', 'life_no_start_gap_s', 'wear_max_start_gap',
+                'wear_max_no_start_gap', 'wear_passes', 'lifetime_error', 'verdict',
                 'reason', 'rc', 'fsck_rc', 'dilation')
-SECTIONS = ('## The answer', '## The cache', '## Runs', '## Devices', '## Commands', '## Spec')
+SECTIONS = ('## The answer', '## The cache', '## Lifetime', '## Runs', '## Devices',
+            '## Commands', '## Spec')
 
 
 def fmt(v, unit=''):
@@ -481,10 +492,12 @@ def fmt(v, unit=''):
 
 
 def table_lines(rs, program):
+    from . import app
     best = ' (the best thread count)' if program == 'bdb-swap' else ''
     out = [f'| device | benchmark{best} | ops/s | vs dm-linear | p50 | p99 | p99.9 | '
            'device reads / writes per op | modeled time: reads / writes | page cache hits | '
-           'verdict |', '|---|---|---|---|---|---|---|---|---|---|---|']
+           'lifetime with / without start-gap | verdict |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
     for r in rs:
         bench = r['bench'] + (f' x{r["threads"]}' if best and r.get('threads') else '')
         io = (f'{r["dev_reads_per_op"]:.3g} / {r["dev_writes_per_op"]:.3g}'
@@ -495,7 +508,64 @@ def table_lines(rs, program):
                    f'{fmt(r.get("ops_vs_linear"), "x")} | {fmt(r.get("lat_p50_us"), " us")} | '
                    f'{fmt(r.get("lat_p99_us"), " us")} | {fmt(r.get("lat_p99.9_us"), " us")} | '
                    f'{io} | {share} | {fmt(r.get("pagecache_hit_pct"), " %")} | '
-                   f'**{r["verdict"]}**: {r["reason"]} |')
+                   f'{app.life_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+    return out
+
+
+def lifetimes(spec, run, run_dir, rs):
+    """The wear of each row's phase on a dm-pcm device (its blktrace,
+    app.lifetime()), into run.json's phase: only the phases the rows show
+    (bdb-swap: each access method's best thread count), each replay being
+    seconds to minutes of the host's CPU.  True where one was added."""
+    from . import app
+    added = False
+    for row in rs:
+        if row['device'] == LINEAR or row.get('phase_i') is None:
+            continue
+        r = run['runs'][row['run_i']]
+        ph = r['phases'][row['phase_i']]
+        if ph.get('trace') and 'lifetime' not in ph:
+            ph['lifetime'] = app.lifetime(dict(trace=ph['trace'], device=r['device'],
+                                               dilation=row['dilation']),
+                                          run_dir, spec.wear_passes)
+            added = True
+    return added
+
+
+def life_lines(rs):
+    """## Lifetime: app.life_lines()'s table per device and benchmark."""
+    from . import app
+    head = app.life_lines({'runs': []})
+    out = ['Each row\'s measured phase (blktrace of the device, logs/dK-N-blkparse.txt.xz) '
+           'replayed by the timing model, its writes repeated (pcmctl model --trace --repeat '
+           'N), open loop at K times the trace\'s speed (the device\'s clock), with and '
+           'without the device\'s start-gap: the time until the most-written row reaches the '
+           'table\'s endurance at this workload\'s rate (the module\'s pcm_wear_life()); "if '
+           'level": were every row worn alike.  The tracing ran during the phase (its CPU is '
+           'in the guest\'s).', '',
+           '| device | benchmark | passes | with start-gap | its most-written row (writes), '
+           'gap moves | without | its most-written row | if level | endurance |',
+           '|---|---|---|---|---|---|---|---|---|']
+    n = len(out)
+    for r in rs:
+        life = r.get('_life')
+        if not life:
+            continue
+        if life.get('error'):
+            out.append(f'| `{r["device"]}` | {r["bench"]} | - | replay failed: {life["error"]} '
+                       '| | | | | |')
+            continue
+        sg, no = life['start_gap'], life['no_start_gap']
+        out.append(f'| `{r["device"]}` | {r["bench"]} | {life["passes"]} | '
+                   f'{app.human_secs(sg["lifetime_s"])} | {sg["max"]}, {sg["gap_moves"]} | '
+                   f'{app.human_secs(no["lifetime_s"])} | {no["max"]} | '
+                   f'{app.human_secs(sg["lifetime_level_s"])} | {sg["endurance"]:,} |')
+    if len(out) == n:
+        return head
+    out += ['', 'Their commands, as run on the host (the trace\'s file in place of '
+            '<(xz -dc ...)):', '']
+    out += [f'- `{r["device"]}` {r["bench"]}: `{r["_life"]["command"]}`' for r in rs
+            if r.get('_life')]
     return out
 
 
@@ -542,6 +612,61 @@ def run_lines(run):
     return out
 
 
+PAPER_FIGS = ('iodrive.bdb.hash', 'iodrive.bdb.btree')   # Onyx's Figure 5
+
+
+def paper_rows(rs):
+    """Onyx's Figure 5 from a bdb-swap run's rows: per access method, Onyx's
+    best ops/s (its best thread count) over the ioDrive's, judged against
+    the paper's ratio (pcmchar.verdict.judge, a rate's 5 %; both devices'
+    late completions as the host-bound evidence).  One dict per figure
+    whose two devices the run has."""
+    from pcmchar import papers, report, verdict as V
+    out = []
+    for key in PAPER_FIGS:
+        fig = papers.BY_KEY[key]
+        access = key.rsplit('.', 1)[1]
+        mine = [r for r in rs if r['bench'] == access]
+        dev = next((r for r in mine if report.has_words(r['device'], fig)), None)
+        onyx = next((r for r in mine if report.same_words(r['device'], fig.versus)), None)
+        if not dev or not onyx:
+            continue
+        ratio = (onyx['ops_per_s'] / dev['ops_per_s']
+                 if onyx.get('ops_per_s') and dev.get('ops_per_s') else None)
+        late = [r.get('late') for r in (dev, onyx)]
+        held = [r.get('held') for r in (dev, onyx)]
+        timed = None if None in late + held else sum(late) + sum(held)
+        v = V.judge('ops', fig.paper(), ratio, fig.kind, late=None if timed is None else
+                    sum(late), timed=timed, missing='a device ran no operation')
+        out.append({'key': key, 'what': fig.what, 'paper': fig.value, 'measured': ratio,
+                    'access': access, 'onyx': onyx['device'], 'onyx_ops': onyx.get('ops_per_s'),
+                    'onyx_threads': onyx.get('threads'), 'device': dev['device'],
+                    'device_ops': dev.get('ops_per_s'), 'device_threads': dev.get('threads'),
+                    'error_paper_pct': v['error_paper_pct'], 'verdict': v['verdict'],
+                    'reason': v['reason']})
+    return out
+
+
+def paper_lines(prs):
+    if not prs:
+        return []
+    out = ['', '## The paper', '',
+           "Onyx's Figure 5 (Akel et al., HotStorage 2011): BerkeleyDB's operations per "
+           'second on Onyx over the ioDrive, each device at the thread count that maximizes '
+           'its throughput (the paper: four for Onyx, one for the ioDrive; here the best of '
+           'the sweep).  Verdict as every paper row\'s (pcmchar/verdict.py): reproduced within '
+           "5 % of the paper's ratio, host-bound with the evidence, else not reproduced.", '',
+           '| figure | paper | measured | Onyx: ops/s (threads) | ioDrive: ops/s (threads) | '
+           'error | verdict |', '|---|---|---|---|---|---|---|']
+    for p in prs:
+        err = p['error_paper_pct']
+        out.append(f'| {p["what"]} | {p["paper"]:.3g}x | {fmt(p["measured"], "x")} | '
+                   f'{fmt(p["onyx_ops"])} ({p["onyx_threads"]}) | {fmt(p["device_ops"])} '
+                   f'({p["device_threads"]}) | {"-" if err is None else f"{err:+.1f} %"} | '
+                   f'**{p["verdict"]}**: {p["reason"]} |')
+    return out
+
+
 def finish(spec, run_dir, draw_figs=True, **extra):
     """report.md and app-table.csv/.json of a db_bench or bdb-swap run;
     (report path, rows, run, None): no figure drawn."""
@@ -550,13 +675,20 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     from . import app
     run = report.update_run(run_dir, extra)
     rs = rows(run)
+    if lifetimes(spec, run, run_dir, rs):
+        report.update_run(run_dir, {'runs': run['runs']})
+        rs = rows(run)
+    for r in rs:    # the section's, not the table's
+        if r['device'] != LINEAR and r.get('phase_i') is not None:
+            r['_life'] = run['runs'][r['run_i']]['phases'][r['phase_i']].get('lifetime')
     with open(os.path.join(run_dir, 'app-table.csv'), 'w', newline='', encoding='utf-8') as fh:
         w = csv.DictWriter(fh, fieldnames=TABLE_FIELDS, extrasaction='ignore')
         w.writeheader()
         for r in rs:
             w.writerow({k: '' if r.get(k) is None else r.get(k) for k in TABLE_FIELDS})
     with open(os.path.join(run_dir, 'app-table.json'), 'w', encoding='utf-8') as fh:
-        json.dump({'fields': list(TABLE_FIELDS), 'rows': rs}, fh, indent=1)
+        json.dump({'fields': list(TABLE_FIELDS), 'rows': [
+            {k: v for k, v in r.items() if not k.startswith('_')} for r in rs]}, fh, indent=1)
         fh.write('\n')
     with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:
         spec_text = fh.read()
@@ -581,7 +713,14 @@ def finish(spec, run_dir, draw_figs=True, **extra):
         L += ['', 'The thread sweep (ops/s x K per thread count; each row above is its best): '
               + '; '.join(f'`{r["device"]}` {r["bench"]}: ' + ', '.join(
                   f'{t}: {fmt(v)}' for t, v in r.get('sweep') or []) for r in rs)]
+    if run['program'] == 'bdb-swap':
+        prs = paper_rows(rs)
+        L += paper_lines(prs)
+        with open(os.path.join(run_dir, 'paper-table.json'), 'w', encoding='utf-8') as fh:
+            json.dump(prs, fh, indent=1)
+            fh.write('\n')
     L += ['', '## The cache', ''] + cache_lines(rs, run.get('memory'))
+    L += ['', '## Lifetime', ''] + life_lines(rs)
     L += ['', '## Runs', ''] + run_lines(run)
     L += ['', '## Devices', '']
     for r in run['runs']:
@@ -612,4 +751,9 @@ def headline(rs, run):
                    f'{fmt(r.get("ops_vs_linear"), "x"):>7} {fmt(r.get("lat_p50_us")):>9} '
                    f'{fmt(r.get("lat_p99_us")):>9} {io:>13} '
                    f'{fmt(r.get("pagecache_hit_pct"), "%"):>8}  {r["verdict"]}: {r["reason"]}')
+    if run.get('program') == 'bdb-swap':
+        for p in paper_rows(rs):
+            out.append(f'{p["what"]}: paper {p["paper"]:.3g}x, measured '
+                       f'{fmt(p["measured"], "x")} (Onyx x{p["onyx_threads"]}, the ioDrive '
+                       f'x{p["device_threads"]}): {p["verdict"]}: {p["reason"]}')
     return '\n'.join(out)
