@@ -1934,7 +1934,7 @@ def app_kv_spec():
     dbt = open(os.path.join(TOP, 'tools', 'app', 'db_bench.toml')).read()
     b, bs = app.loads(dbt, 'db_bench', tables=True), app.loads(dbt, 'db_bench', short=True)
     check((b.work.num, b.memory, b.dilation, len(b.devices()), bs.work.num, bs.memory) ==
-          (417972, 64 << 20, 16, 6, 1989, 16 << 20) and b.work.db_bytes() >= 4 * (64 << 20),
+          (26436, 16 << 20, 16, 3, 1989, 16 << 20) and b.work.db_bytes() >= 4 * (16 << 20),
           f'tools/app/db_bench.toml: {b.describe()}; {bs.describe()}')
     bdb = os.path.join(TOP, 'tools', 'app', 'bdb.toml')
     b = app.loads(open(bdb).read(), 'bdb', tables=True)
