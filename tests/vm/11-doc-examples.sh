@@ -5,6 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 
 rmmod brd 2>/dev/null
-python3 "$PCM_ROOT/tests/vm/doc-examples.py" \
+python3 "$PCM_ROOT/tests/vm/doc-examples.py" --where vm \
 	"$PCM_ROOT/Documentation/admin-guide/device-mapper/dm-pcm.rst" \
 	"$PCM_ROOT/README.md"
