@@ -64,7 +64,7 @@ def examples(path):
         lines = fh.readlines()
     blocks = md_blocks(lines) if path.endswith('.md') else rst_blocks(lines)
     for block in blocks:
-        cmd = None
+        cmd, want = None, []
         for line in block:
             if line.startswith('# '):
                 if cmd is not None:
