@@ -213,6 +213,21 @@ def test_emufault():
     check(variant('RIP: 0010:pcm_timing_charge', 'RIP: 0033:pcm_timing_charge') is None,
           'a user-mode RIP')
     check(emufault.stale_int3([]) is None, 'empty console')
+    # both vCPUs ran the stale translation: two int3 Oopses, then the panic
+    # (a 6.12 suite run, 2026-12-07, in 40-app-kv)
+    with open(os.path.join(FIXTURES, 'int3-two-cpus-console.txt'), encoding='utf-8') as f:
+        two = f.read().splitlines()
+    got = emufault.stale_int3(two)
+    check(got is not None and got['oopses'] == 2 and got['rip'] == '__schedule+0x339/0xbf0'
+          and got['insn'] == '0f 1f 44 00 00' and len(got['lines']) == 7,
+          f'two int3 Oopses at once: {got}')
+    first = next(l for l in two if '[#1]' in l)
+    check(emufault.stale_int3([l.replace(first.split('] ', 1)[1], 'Oops: invalid opcode: 0000 '
+                                         '[#1] PREEMPT SMP NOPTI') for l in two]) is None,
+          'the first of two Oopses not an int3')
+    code = next(l for l in two if l.split('] ', 1)[1].startswith('Code: ') and '<1f>' in l)
+    check(emufault.stale_int3([l if l is not code else l.replace('00 0f <1f>', '00 cc <1f>')
+                               for l in two]) is None, 'the first still holds its int3')
     check(emufault.stale_int3(['[   12.3] sysrq: Trigger a crash',
                                '[   12.3] Kernel panic - not syncing: sysrq triggered crash'])
           is None, 'sysrq c')

@@ -76,34 +76,17 @@ def _insn(code):
     return None
 
 
-def stale_int3(lines):
-    """Whether a guest's console (one boot's) shows it died of a kernel int3
-    that memory no longer holds, at a live-patched site.  Only the death
-    counts: the boot's last panic must be that Oops's ("Fatal exception in
-    interrupt"), the last Oops before it the int3, and nothing else on the
-    console may be what tests/vm/run fails a test on (another Oops, BUG,
-    WARNING...), before it or inside it.  None if any part is missing; else
-    a dict: 'rip' (symbol, as the Oops prints it), 'insn' (the bytes memory
-    holds at the int3's address, hex), 'what' (which instruction that is),
-    'lines' (the Oops's lines that show it, timestamps kept) and 'why' (one
-    sentence)."""
-    lines = [l.rstrip('\r\n') for l in lines]
-    texts = [_STAMP.sub('', l) for l in lines]
-    panics = [i for i, t in enumerate(texts) if t.startswith(_PANIC)]
-    if not panics or texts[panics[-1]] != _DEATH:
-        return None
-    end = panics[-1]
-    headers = [i for i in range(end) if _HEADER.search(texts[i])]
-    if not headers or not _INT3.match(texts[headers[-1]]):
-        return None
-    head = headers[-1]
-    # the Oops's block: its own Call Trace only, nothing else bad in it
-    # or anywhere before it
-    if any(_BAD.search(t) for t in texts[:head]) or any(
-            _BAD.search(t) and not t.startswith('Call Trace') for t in texts[head + 1:end]):
+def _stale_block(texts, head, stop):
+    """The int3 Oops whose header is texts[head] (its block ends before
+    @stop): (RIP's line, Code's line, the bytes at the int3's address, its
+    (length, name)) if memory no longer holds the int3 there and a
+    live-patched instruction starts there; else None.  Nothing in the block
+    may be what tests/vm/run fails a test on, but its own Call Trace."""
+    if not _INT3.match(texts[head]) or any(
+            _BAD.search(t) and not t.startswith('Call Trace') for t in texts[head + 1:stop]):
         return None
     rip = code = None
-    for i in range(head + 1, end):
+    for i in range(head + 1, stop):
         text = texts[i]
         if text.startswith('---[ end trace'):
             break
@@ -125,9 +108,38 @@ def stale_int3(lines):
         return None   # memory still holds an int3 there: not this signature
     site = [before[-1]] + after
     found = _insn(site)
-    if found is None:
+    return (rip, code, site, found) if found else None
+
+
+def stale_int3(lines):
+    """Whether a guest's console (one boot's) shows it died of a kernel int3
+    that memory no longer holds, at a live-patched site.  Only the death
+    counts: the boot's last panic must be that Oops's ("Fatal exception in
+    interrupt"), every Oops before it an int3 of that signature (each vCPU
+    that ran the stale translation prints its own: two at once with 2
+    vCPUs, seen in a 6.12 suite run), and nothing else on the console
+    what tests/vm/run fails a test on (another Oops, BUG, WARNING...),
+    before them or inside them.  None if any part is missing; else a dict
+    of the last Oops: 'rip' (symbol, as the Oops prints it), 'insn' (the
+    bytes memory holds at the int3's address, hex), 'what' (which
+    instruction that is), 'lines' (the lines that show it, each Oops's,
+    timestamps kept), 'oopses' (how many) and 'why' (one sentence)."""
+    lines = [l.rstrip('\r\n') for l in lines]
+    texts = [_STAMP.sub('', l) for l in lines]
+    panics = [i for i, t in enumerate(texts) if t.startswith(_PANIC)]
+    if not panics or texts[panics[-1]] != _DEATH:
         return None
-    n, what = found
+    end = panics[-1]
+    headers = [i for i in range(end) if _HEADER.search(texts[i])]
+    if not headers or any(_BAD.search(t) for t in texts[:headers[0]]):
+        return None
+    shown = []
+    for k, head in enumerate(headers):
+        got = _stale_block(texts, head, headers[k + 1] if k + 1 < len(headers) else end)
+        if got is None:
+            return None
+        rip, code, site, (n, what) = got
+        shown += [lines[head], lines[rip], lines[code]]
     sym = _RIP.match(texts[rip]).group(1)
     insn = ' '.join(f'{x:02x}' for x in site[:n])
     why = (f'a vCPU trapped on an int3 just before RIP {sym} that memory no longer '
@@ -135,5 +147,5 @@ def stale_int3(lines):
            'live-patched site once it has finished and serialized every CPU; the vCPU '
            'ran a stale translation of the site (QEMU TCG, cross-modifying code), '
            'not code the kernel left in memory')
-    return {'rip': sym, 'insn': insn, 'what': what,
-            'lines': [lines[head], lines[rip], lines[code], lines[end]], 'why': why}
+    return {'rip': sym, 'insn': insn, 'what': what, 'oopses': len(headers),
+            'lines': shown + [lines[end]], 'why': why}
