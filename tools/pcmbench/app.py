@@ -1307,14 +1307,7 @@ def rows(run):
             row[f'lat_p{p:g}_us'] = v / k if v is not None else None
         row.update(device_time(r))
         row.update(cache_figures(r))
-        life = r.get('lifetime') or {}
-        for key in ('start_gap', 'no_start_gap'):
-            if life.get(key):
-                row[f'life_{key}_s'] = life[key]['lifetime_s']
-                row[f'wear_max_{key}'] = life[key]['max']
-        if life:
-            row['wear_passes'] = life.get('passes')
-            row['lifetime_error'] = life.get('error')
+        row.update(life_fields(r.get('lifetime')))
         prog = r.get('progress') or []
         first, last = halves(prog, r.get('duration') or (prog[-1][0] if prog else 0))
         row['tps_first_half'] = first * k if first is not None else None
@@ -1457,6 +1450,21 @@ def human_secs(secs):
     if secs >= 86400:
         return f'{secs / 86400:.3g} days'
     return f'{secs:.3g} s'
+
+
+def life_fields(life):
+    """A lifetime() result as a table row's columns: each lifetime and
+    most-written row, with and without start-gap, the passes, the error."""
+    life = life or {}
+    row = {}
+    for key in ('start_gap', 'no_start_gap'):
+        if life.get(key):
+            row[f'life_{key}_s'] = life[key]['lifetime_s']
+            row[f'wear_max_{key}'] = life[key]['max']
+    if life:
+        row['wear_passes'] = life.get('passes')
+        row['lifetime_error'] = life.get('error')
+    return row
 
 
 def life_cell(r):

@@ -421,6 +421,7 @@ def rows(run):
     """One dict per device and benchmark (db_bench: each benchmark; bdb-swap:
     each access method at the device's best thread count, the sweep
     kept in 'sweep')."""
+    from . import app
     K = run.get('dilation') or 1
     out = []
     for ri, r in enumerate(run['runs']):
@@ -429,14 +430,7 @@ def rows(run):
         for pi, ph in enumerate(r.get('phases') or []):
             row = dict(phase_figures(ph, k), device=r['device'], bench=ph['label'], dilation=k,
                        fsck_rc=r['fsck_rc'], removed=r['removed'], run_i=ri, phase_i=pi)
-            life = ph.get('lifetime') or {}
-            for key in ('start_gap', 'no_start_gap'):
-                if life.get(key):
-                    row[f'life_{key}_s'] = life[key]['lifetime_s']
-                    row[f'wear_max_{key}'] = life[key]['max']
-            if life:
-                row['wear_passes'] = life.get('passes')
-                row['lifetime_error'] = life.get('error')
+            row.update(app.life_fields(ph.get('lifetime')))
             per.append(row)
         if run.get('program') == 'bdb-swap':
             best = {}
