@@ -8,7 +8,7 @@ make check is this run.  Here every `make ...` the README shows (its code
 lines and its tables) must be a target the Makefile has and expand
 (make -n) to a command (README.md's, and tests/README.md's and tools/README.md's,
 where the details went); the variables it documents must reach that
-command (DEBUG=0, RESUME=1, DEBUG_TESTS, NATIVE=1, SOAK_MINUTES...); and
+command (DEBUG=1, DEBUG=0, RESUME=1, DEBUG_TESTS, NATIVE=1, SOAK_MINUTES...); and
 tests/vm/tiers must name every VM test, and only those.  Prints TAP.
 """
 import os
@@ -79,10 +79,11 @@ def main():
         result(rc == 0 and lines, f'{cmd}: make -n expands to a command', out)
     # the documented variables reach the command
     expect = [
-        ('make check', [r'tools/check .*--build-debug', r'--only unit,lint,vm,debug'], []),
-        ('make check DEBUG=0', [r'tools/check '], [r'--build-debug', r'debug']),
-        ('make check NATIVE=1', [r'tools/check --native'], []),
-        ('make check-full', [r'tools/check --full'], []),
+        ('make check', [r'tools/check '], [r'--build-debug', r'debug']),
+        ('make check DEBUG=1', [r'tools/check .*--build-debug', r'--only unit,lint,vm,debug'], []),
+        ('make check NATIVE=1', [r'tools/check --native'], [r'--build-debug']),
+        ('make check-full', [r'tools/check --full .*--build-debug', r'--only unit,lint,vm,debug'], []),
+        ('make check-full DEBUG=0', [r'tools/check --full'], [r'--build-debug', r'debug']),
         ('make check-debug DEBUG_TESTS="01 14"', [r'--debug-tests "01 14"'], []),
         ('make check-debug RESUME=1', [r'--debug-resume'], []),
         ('make demo NATIVE=1', [r'tools/demo --native'], []),
