@@ -21,8 +21,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402
-from taplib import check  # noqa: E402
+import taplib  # noqa: E402 (sys.path set first)
+from taplib import check  # noqa: E402 (sys.path set first)
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(TOP, 'build', 'host')

@@ -29,11 +29,11 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
-from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402
-from pcmchar import guest as cguest, verdict  # noqa: E402
+from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402 (sys.path set first)
+from pcmchar import guest as cguest, verdict  # noqa: E402 (sys.path set first)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402
-from taplib import check  # noqa: E402
+import taplib  # noqa: E402 (sys.path set first)
+from taplib import check  # noqa: E402 (sys.path set first)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio')
 WORK = tempfile.mkdtemp(prefix='test-char.')
@@ -1680,7 +1680,7 @@ def test_backing_dev():
 def ranks_reply(utils, channels=1):
     """A "ranks" reply: @utils, each rank's util_ppm, channel by channel."""
     nr = len(utils) // channels
-    use = lambda n, u: (f' requests:{n} busy_ns:{u * 10} util_ppm:{u} wait_ns:{n} '  # noqa: E731
+    use = lambda n, u: (f' requests:{n} busy_ns:{u * 10} util_ppm:{u} wait_ns:{n} '  # noqa: E731 (a one-line helper)
                         f'wait_max_ns:1')
     lines = [f'elapsed_ns:10000000 channels:{channels} ranks:{nr}',
              'front' + use(7, 0), 'tags waits:0 wait_ns:0 wait_max_ns:0']

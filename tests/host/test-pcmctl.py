@@ -23,8 +23,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402
-from taplib import check, run_case  # noqa: E402
+import taplib  # noqa: E402 (sys.path set first)
+from taplib import check  # noqa: E402 (sys.path set first)
 
 FAKE_DMSETUP = r'''#!/bin/sh
 # fake dmsetup: answers from files in $FAKE_DM, logs every call; what the

@@ -11,10 +11,10 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-from pcmlib import emufault, libpcm, status, words  # noqa: E402
+from pcmlib import emufault, libpcm, status, words  # noqa: E402 (sys.path set first)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402
-from taplib import check  # noqa: E402
+import taplib  # noqa: E402 (sys.path set first)
+from taplib import check  # noqa: E402 (sys.path set first)
 
 TOOLS = os.path.join(TOP, 'tools')
 

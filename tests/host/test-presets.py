@@ -17,7 +17,7 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-from pcmchar.papers import BY_KEY as PAPER  # noqa: E402  (the one table of figures)
+from pcmchar.papers import BY_KEY as PAPER  # noqa: E402 (sys.path set first; the one table of figures)
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 TOL = 0.05
 

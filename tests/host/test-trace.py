@@ -15,9 +15,9 @@ PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-import taplib  # noqa: E402
-from taplib import check  # noqa: E402
-from pcmlib import libpcm, trace  # noqa: E402
+import taplib  # noqa: E402 (sys.path set first)
+from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import libpcm, trace  # noqa: E402 (sys.path set first)
 
 WORK = tempfile.mkdtemp(prefix='test-trace.')
 # a 4 KiB read costs cmd_ns + read_ns + 4096 B at read_mbps: 0.5 + 1 + 1 us
@@ -315,7 +315,7 @@ def test_resources_known():
     check(abs(rank['queue'] - rank['wait_ns'] / res['resources']['window_ns']) < 1e-12,
           'queue: Little\'s law')
     # QD1 on pss (fixed read time): utilisation = read_ns x IOPS, both ranks
-    lib = libpcm.Lib()
+    libpcm.Lib()
     rows = (64 << 20) // 4096
     wl = {'rows': rows, 'read_pct': 100, 'bs': 4096, 'depth': 1, 'jobs': 1, 'random': True,
           'ios': 2000, 'seed': 3}

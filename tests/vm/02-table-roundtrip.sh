@@ -20,8 +20,10 @@ cases=(
 for c in "${cases[@]}"; do
 	words=${c%|*}
 	want=${c#*|}
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	set -- $words
 	wipe_meta /dev/ram0
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	len=$(pcm_len /dev/ram0 --offset 128 $words)
 	if dmsetup create rt --table "0 $len pcm /dev/ram0 128${words:+ $# $words}"; then
 		got=$(dmsetup table rt)

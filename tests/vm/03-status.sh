@@ -19,6 +19,7 @@ note "status: $info"
 expect_eq "fields in their documented order" "$(echo "$info" | tr ' ' '\n' | cut -d: -f1 | xargs)" "$keys"
 expect "every counter is key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | head -13 | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
 expect "registers are key:<decimal>[,<decimal>...]" bash -c "echo '$info' | tr ' ' '\n' | grep -E '^(start|gap):' | grep -vqE '^(start|gap):[0-9]+(,[0-9]+)*$' && exit 1 || exit 0"
+# shellcheck disable=SC2086 # the key lists, split on purpose
 expect "mover and timing figures are key:<decimal>" bash -c "echo '$info' | tr ' ' '\n' | grep -E '^($(echo $mover $timing $ecc $wear $ranks | tr ' ' '|')):' | grep -vqE '^[a-z_]+:[0-9]+$' && exit 1 || exit 0"
 expect_eq "the timing model is off without latencies" "$(status_field st timing)" off
 expect_eq "metadata state" "$(status_field st metadata)" ok

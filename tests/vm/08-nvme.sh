@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 nvme=${PCM_NVME:-}
+# shellcheck disable=SC2015 # skip unless both tests hold
 [ -n "$nvme" ] && [ -b "$nvme" ] || skip_all "no NVMe device (run with tools/vm-run --nvme)"
 nvme=$(readlink -f "$nvme")
 

@@ -32,6 +32,7 @@ refused() {
 	if ! grep -qF "pcm: $phrase" <<<"$log"; then
 		ok=0
 		note "expected '$phrase' in the kernel log, got:"
+		# shellcheck disable=SC2001 # a prefix on every line
 		sed 's/^/#   /' <<<"$log" | head -5
 	fi
 	if dm_named bad; then

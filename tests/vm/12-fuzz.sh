@@ -8,4 +8,5 @@
 
 brd_load 16 || skip_all "brd not available"
 cases=${PCM_FUZZ_CASES:-$(scaled 1200 100)}
+# shellcheck disable=SC2086 # no argument at all when PCM_FUZZ_SEED is unset
 python3 "$PCM_ROOT/tests/vm/fuzz.py" /dev/ram0 "$cases" $((cases * 2 / 3)) ${PCM_FUZZ_SEED:-}

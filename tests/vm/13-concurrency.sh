@@ -14,7 +14,7 @@ for i in 0 1 2 3; do
 done
 jobs=()
 for i in 0 1 2 3; do
-	jobs+=(--name=d$i --filename=/dev/mapper/c$i)
+	jobs+=(--name="d$i" --filename="/dev/mapper/c$i")
 done
 expect "four devices at once, io_uring depth 128, verify" \
 	run_fio --ioengine=io_uring --rw=randwrite --bs=4k --iodepth=128 \
@@ -62,6 +62,7 @@ while kill -0 $fpid 2>/dev/null && [ $cycles -lt "$want" ]; do
 	dmsetup resume c2 || bad=$((bad + 1))
 	cycles=$((cycles + 1))
 	for m in "stats reset" config "bogus verb" "set row_size 8192"; do
+		# shellcheck disable=SC2086 # $m: the message's words, split on purpose
 		dmsetup message c2 0 $m >/dev/null 2>&1
 		msgs=$((msgs + 1))
 	done

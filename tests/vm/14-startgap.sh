@@ -5,6 +5,7 @@
 # registers predict (pcmctl map, the module's own arithmetic) and compares
 # it with what was written; gap_interval:1 rotates the device until start
 # has wrapped at least twice, with fio verify after every rotation.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
@@ -20,16 +21,16 @@ oracle() { py "$here/oracle.py" "$@"; }
 want_wraps=$(scaled 2 1)
 rotate() {
 	local name=$1 size wraps=0 round=0
-	size=$(( $(sectors /dev/mapper/$name) * 512 ))
-	while [ "$wraps" -lt "$want_wraps" ] && [ $round -lt 12 ]; do
+	size=$(( $(sectors "/dev/mapper/$name") * 512 ))
+	while [ "$wraps" -lt "$want_wraps" ] && [ "$round" -lt 12 ]; do
 		round=$((round + 1))
-		run_fio --name=rot --filename=/dev/mapper/$name --rw=randwrite --bs=4k \
+		run_fio --name=rot --filename="/dev/mapper/$name" --rw=randwrite --bs=4k \
 			--iodepth=8 --verify=crc32c --do_verify=1 --verify_fatal=1 \
-			--size="$size" --randseed=$round || return 1
+			--size="$size" --randseed="$round" || return 1
 		dmsetup message "$name" 0 move_gap 1 || return 1
-		run_fio --name=rot --filename=/dev/mapper/$name --rw=randwrite --bs=4k \
+		run_fio --name=rot --filename="/dev/mapper/$name" --rw=randwrite --bs=4k \
 			--iodepth=8 --verify=crc32c --verify_only=1 --size="$size" \
-			--randseed=$round || return 1
+			--randseed="$round" || return 1
 		oracle "$name" 16 || return 1
 		# every domain's start register counts its own wraps
 		wraps=$(registers "$name" | tr ' ' '\n' | cut -d/ -f1 | sort -n | head -1)
@@ -41,6 +42,7 @@ rotate() {
 # 1. the oracle with no moves, then with forced moves, over several layouts
 for words in "gap_interval:0" "domains:4 gap_interval:0" \
 	     "domains:3 randomize:99 row_size:8192" "domains:5 randomize:7 row_size:512"; do
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create sg --table "$(pcm_table /dev/ram0 $words format)"
 	head -c $(( $(sectors /dev/mapper/sg) * 512 )) /dev/urandom |
 		dd of=/dev/mapper/sg bs=1M oflag=direct status=none
@@ -58,6 +60,7 @@ done
 # 2. rotations with fio verify: a small device so that start wraps quickly
 small() { echo "0 1024 pcm /dev/ram0 0 $# $*"; }	# 128 rows of 4 KiB
 for words in "gap_interval:1" "gap_interval:1 domains:4 randomize:31337"; do
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create rot --table "$(small $words format)"
 	expect "$words: start wraps $want_wraps time(s), fio verify after each rotation" rotate rot
 	dmsetup remove rot
@@ -89,6 +92,7 @@ dmsetup remove race
 compat_skip "5 (a round over 300 domains)" ||
 for words in "gap_interval:0 domains:300 randomize:11" \
 	     "gap_interval:0 domains:300 randomize:11 ecc:bch"; do
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create mr --table "$(pcm_table /dev/ram0 $words format)"
 	head -c $(( $(sectors /dev/mapper/mr) * 512 )) /dev/urandom > /tmp/mr.img
 	dd if=/tmp/mr.img of=/dev/mapper/mr bs=1M oflag=direct status=none
@@ -110,6 +114,7 @@ assert all(int(x.split('/')[1]) - int(y.split('/')[1]) == 5 for x, y in zip(a, b
 	esac
 	regs=$(registers mr)
 	dmsetup remove mr
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create mr --table "$(pcm_table /dev/ram0 $words)"
 	expect_eq "$words: registers survive remove + create" "$(registers mr)" "$regs"
 	expect "$words: data intact after remove + create" \

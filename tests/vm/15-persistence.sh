@@ -3,11 +3,13 @@
 # Persistence: the start-gap registers and every byte survive
 # suspend/resume, a reload, remove + create, and a module reload; the
 # data verifies (fio verify_only) after each.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 32 || skip_all "brd not available"
 words="gap_interval:1 domains:3 randomize:4242"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/ram0 $words)
 dmsetup create ps --table "$table"
 size=$(( $(sectors /dev/mapper/ps) * 512 ))
@@ -53,8 +55,10 @@ same_after "persist + remove + create" bash -c "dmsetup remove ps && dmsetup cre
 
 # the table line never carries "format": recreating from it keeps the data
 dmsetup remove ps
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 dmsetup create ps --table "$(pcm_table /dev/ram0 $words format)"
 expect_eq "table line omits format" "$(dmsetup table ps | grep -c format)" 0
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 expect_eq "format resets the registers" "$(registers ps)" \
 	"$(for d in 0 1 2; do echo -n "0/$(( ($(pcm_len /dev/ram0 $words) / 8 + 2 - d) / 3 )) "; done | sed 's/ $//')"
 dmsetup remove ps

@@ -19,7 +19,9 @@ down="0 $sz flakey /dev/ram0 0 0 3600 1 drop_writes"
 words="gap_interval:2 domains:2"
 
 dmsetup create under --table "$up"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/mapper/under $words)
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 blocks=$(( $(pcm_len /dev/mapper/under $words) / 8 ))
 dmsetup create pc --table "$table"
 seed=$((RANDOM * 32768 + RANDOM))

@@ -17,6 +17,7 @@ words="gap_interval:1 domains:2"
 blocks=256 batches=${PCM_CRASH_BATCHES:-$(scaled 10 3)}
 
 dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram1"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 len=$(pcm_len /dev/mapper/lw $words)
 dmsetup create pc --table "0 $len pcm /dev/mapper/lw 0 2 $words"
 seed=$((RANDOM * 32768 + RANDOM))

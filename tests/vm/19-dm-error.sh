@@ -14,6 +14,7 @@
 # passes on the device afterwards.  A third round keeps the superblocks
 # on a meta_device and fails only that device: writes refused, reads
 # work, a resume is refused until the device is back, data intact.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
@@ -30,9 +31,9 @@ fi
 
 # swap_dev DEV TABLE: replace DEV's table under dm-pcm
 swap_dev() {
-	timeout $T dmsetup suspend --nolockfs "$1" &&
-		timeout $T dmsetup load "$1" --table "$2" &&
-		timeout $T dmsetup resume "$1"
+	timeout "$T" dmsetup suspend --nolockfs "$1" &&
+		timeout "$T" dmsetup load "$1" --table "$2" &&
+		timeout "$T" dmsetup resume "$1"
 }
 swap() { swap_dev lower "$1"; }
 
@@ -63,8 +64,8 @@ fio_bounded() {
 msg() { timeout 60 dmsetup message pe 0 "$@" 2>/dev/null; }
 
 # the rows of one 4 KiB block of dm-pcm, read or written directly
-blk_write() { timeout $T dd if=/dev/urandom of=/dev/mapper/pe bs=4k count=1 seek="$1" oflag=direct status=none 2>/dev/null; }
-blk_read() { timeout $T dd if=/dev/mapper/pe of=/dev/null bs=4k count=1 skip="$1" iflag=direct status=none 2>/dev/null; }
+blk_write() { timeout "$T" dd if=/dev/urandom of=/dev/mapper/pe bs=4k count=1 seek="$1" oflag=direct status=none 2>/dev/null; }
+blk_read() { timeout "$T" dd if=/dev/mapper/pe of=/dev/null bs=4k count=1 skip="$1" iflag=direct status=none 2>/dev/null; }
 
 dmsetup create lower --table "$linear" || skip_all "cannot create dm-linear"
 table=$(pcm_table /dev/mapper/lower $words)
@@ -179,8 +180,9 @@ done
 # the linear device, its superblocks on "mlower" (linear over ram1),
 # which is swapped to error.  The data device works all along.
 meta_round() {
-	local mtable mlinear="0 $(sectors /dev/ram1) linear /dev/ram1 0" bytes
-	local merror="0 $(sectors /dev/ram1) error"
+	local mtable mlinear bytes merror
+	mlinear="0 $(sectors /dev/ram1) linear /dev/ram1 0"
+	merror="0 $(sectors /dev/ram1) error"
 	dmsetup remove pe 2>/dev/null
 	dd if=/dev/zero of=/dev/mapper/lower bs=1M oflag=direct status=none 2>/dev/null
 	dmsetup create mlower --table "$mlinear" || { fail "meta: create mlower"; return; }

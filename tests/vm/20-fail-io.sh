@@ -13,6 +13,7 @@
 # off, while metadata:failed writes are refused and reads work, a
 # suspend/resume clears it, and every byte written before verifies
 # (live, after the resume, and after remove + create).
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 F=/sys/kernel/debug/fail_make_request
@@ -26,12 +27,12 @@ BS=4096
 # the fault attributes are global: save them and put them back at the end
 attrs="probability interval times space verbose task-filter"
 declare -A saved
-for a in $attrs; do saved[$a]=$(cat $F/$a); done
+for a in $attrs; do saved[$a]=$(cat "$F/$a"); done
 restore() {
 	local a
 	echo 0 > /sys/block/ram0/make-it-fail 2>/dev/null
 	echo 0 > /sys/block/ram1/make-it-fail 2>/dev/null
-	for a in $attrs; do echo "${saved[$a]}" > $F/$a; done
+	for a in $attrs; do echo "${saved[$a]}" > "$F/$a"; done
 	cleanup_all
 }
 trap restore EXIT
@@ -45,13 +46,13 @@ injected=0 last=0 armed=0 armed_disk=""
 # arm DISK SPACE TIMES: fail bios on DISK once SPACE bytes have passed
 arm() {
 	echo "$2" > $F/space && echo "$3" > $F/times &&
-		echo 1 > /sys/block/$1/make-it-fail
+		echo 1 > "/sys/block/$1/make-it-fail"
 	armed=$3 armed_disk=$1
 }
 # disarm: sets $last to the number of bios failed since arm
 disarm() {
 	local left
-	echo 0 > /sys/block/$armed_disk/make-it-fail
+	echo 0 > "/sys/block/$armed_disk/make-it-fail"
 	left=$(cat $F/times)
 	echo 0 > $F/times
 	last=$((armed - left))
@@ -61,23 +62,23 @@ disarm() {
 verified=0
 # same NAME: NAME holds exactly the oracle image ($bytes long)
 same() {
-	timeout 60 cmp -s <(dd if=/dev/mapper/$1 bs=64k iflag=direct status=none) /tmp/oracle.img &&
+	timeout 60 cmp -s <(dd if="/dev/mapper/$1" bs=64k iflag=direct status=none) /tmp/oracle.img &&
 		verified=$((verified + bytes))
 }
 # put_block NAME N [oflag]: write oracle block N to NAME
 put_block() {
-	timeout $T dd if=/tmp/oracle.img of=/dev/mapper/$1 bs=$BS skip="$2" seek="$2" count=1 \
+	timeout "$T" dd if=/tmp/oracle.img of="/dev/mapper/$1" bs="$BS" skip="$2" seek="$2" count=1 \
 		oflag=direct${3:+,$3} status=none conv=notrunc 2>/tmp/dd.err
 }
 get_block() {
-	timeout $T dd if=/dev/mapper/$1 of=/dev/null bs=$BS skip="$2" count=1 iflag=direct status=none 2>/dev/null
+	timeout "$T" dd if="/dev/mapper/$1" of=/dev/null bs="$BS" skip="$2" count=1 iflag=direct status=none 2>/dev/null
 }
 sf() { status_field "$@"; }
-msg() { local name=$1; shift; timeout $T dmsetup message "$name" 0 "$@" 2>/dev/null; }
+msg() { local name=$1; shift; timeout "$T" dmsetup message "$name" 0 "$@" 2>/dev/null; }
 # (these in the shell, not in a bash -c each: under TCG on the debug
 # kernel an exec is the cost of this test)
-suspend_resume() { timeout $T dmsetup suspend "$1" && timeout $T dmsetup resume "$1"; }
-recreate() { timeout $T dmsetup remove "$1" && timeout $T dmsetup create "$1" --table "$2"; }
+suspend_resume() { timeout "$T" dmsetup suspend "$1" && timeout "$T" dmsetup resume "$1"; }
+recreate() { timeout "$T" dmsetup remove "$1" && timeout "$T" dmsetup create "$1" --table "$2"; }
 
 # settle NAME: owed moves done, counters zero
 settle() {
@@ -152,43 +153,43 @@ trial() {
 
 words="gap_interval:1"
 table=$(pcm_table /dev/ram0 $words)
-dmsetup create fi --table "$table" || skip_all "cannot create dm-pcm"
+dmsetup create "fi" --table "$table" || skip_all "cannot create dm-pcm"
 bytes=$(( $(sectors /dev/mapper/fi) * 512 ))
 blocks=$((bytes / BS))
 head -c $bytes /dev/urandom > /tmp/oracle.img
-dmsetup message fi 0 set gap_interval 0
+dmsetup message "fi" 0 set gap_interval 0
 expect "fi: write the pattern" timeout 120 dd if=/tmp/oracle.img of=/dev/mapper/fi bs=64k \
 	oflag=direct conv=fsync status=none
-dmsetup message fi 0 set gap_interval 1
+dmsetup message "fi" 0 set gap_interval 1
 
 # (a) plain writes and reads, no moves
-settle fi
-dmsetup message fi 0 set gap_interval 0
+settle "fi"
+dmsetup message "fi" 0 set gap_interval 0
 arm ram0 0 1000000
 head -c $BS /dev/urandom > /tmp/junk
 expect_fail "fi: a write to a failing device fails" timeout $T dd if=/tmp/junk of=/dev/mapper/fi \
 	bs=$BS seek=7 count=1 oflag=direct status=none
 expect "fi: ... with EIO" grep -q 'Input/output error' <(timeout $T dd if=/tmp/junk \
 	of=/dev/mapper/fi bs=$BS seek=7 count=1 oflag=direct status=none 2>&1)
-expect_fail "fi: a read from a failing device fails" get_block fi 7
+expect_fail "fi: a read from a failing device fails" get_block "fi" 7
 disarm
 expect "fi: faults injected" test "$last" -ge 3
-expect_eq "fi: no move, metadata ok" "$(sf fi move_errors gap_moves metadata)" "0 0 ok"
-afterwards fi "$table" "fi: plain writes"
+expect_eq "fi: no move, metadata ok" "$(sf "fi" move_errors gap_moves metadata)" "0 0 ok"
+afterwards "fi" "$table" "fi: plain writes"
 
 # (b) gap moves: row read, row write, then one superblock copy (with
 # PREFLUSH) persists the move before the registers switch: if it fails,
 # the move is not made (a move error) and metadata:failed.  Two rounds:
 # bios 0-2 and 3-5; a failed round stops the message.
-trial fi "$table" ram0 0 fails 1 ok dmsetup message fi 0 move_gap
-every && trial fi "$table" ram0 1 fails 1 ok dmsetup message fi 0 move_gap
-trial fi "$table" ram0 2 fails 1 failed dmsetup message fi 0 move_gap
-every && trial fi "$table" ram0 2 fails 1 failed dmsetup message fi 0 move_gap 2
-trial fi "$table" ram0 3 fails 1 ok dmsetup message fi 0 move_gap 2
-every && trial fi "$table" ram0 5 fails 1 failed dmsetup message fi 0 move_gap 2
+trial "fi" "$table" ram0 0 fails 1 ok dmsetup message "fi" 0 move_gap
+every && trial "fi" "$table" ram0 1 fails 1 ok dmsetup message "fi" 0 move_gap
+trial "fi" "$table" ram0 2 fails 1 failed dmsetup message "fi" 0 move_gap
+every && trial "fi" "$table" ram0 2 fails 1 failed dmsetup message "fi" 0 move_gap 2
+trial "fi" "$table" ram0 3 fails 1 ok dmsetup message "fi" 0 move_gap 2
+every && trial "fi" "$table" ram0 5 fails 1 failed dmsetup message "fi" 0 move_gap 2
 # (c) superblock writes: copy 1, copy 2
-trial fi "$table" ram0 0 fails 0 failed dmsetup message fi 0 persist
-every && trial fi "$table" ram0 1 fails 0 failed dmsetup message fi 0 persist
+trial "fi" "$table" ram0 0 fails 0 failed dmsetup message "fi" 0 persist
+every && trial "fi" "$table" ram0 1 fails 0 failed dmsetup message "fi" 0 persist
 
 # (b) writes that owe a move (gap_interval:1): the data write and each
 # bio of the move it starts fail in turn (the worker copies the row and
@@ -199,7 +200,7 @@ ks="0 1 2 3"
 every || ks="0 1 3"
 for k in $ks; do
 	what="fi: write + move (bio $k fails)"
-	settle fi || { fail "$what: settle"; continue; }
+	settle "fi" || { fail "$what: settle"; continue; }
 	b=$(( (RANDOM * 32768 + RANDOM) % blocks ))
 	head -c $BS /dev/urandom > /tmp/newblock
 	arm ram0 $((k * BS + 1)) 1
@@ -208,29 +209,29 @@ for k in $ks; do
 	rc=$?
 	# the move runs on the worker, the persist after it: wait for both
 	for ((i = 0; i < 300; i++)); do
-		read -r me sb meta <<<"$(sf fi move_errors sb_writes metadata)"
+		read -r me sb meta <<<"$(sf "fi" move_errors sb_writes metadata)"
 		[ "${me:-0}" -ge 1 ] || [ "${sb:-0}" -ge 1 ] || [ "$meta" = failed ] && break
 		sleep 0.1
 	done
 	disarm
 	expect_eq "$what: one fault injected" "$last" 1
-	me=$(sf fi move_errors) meta=$(sf fi metadata)
+	me=$(sf "fi" move_errors) meta=$(sf "fi" metadata)
 	[ $rc -eq 0 ] && dd if=/tmp/newblock of=/tmp/oracle.img bs=$BS seek=$b count=1 conv=notrunc status=none
 	if [ $rc -ne 0 ]; then
 		seen[write]=1
-		expect_eq "$what: the write failed, the move did not" "$me $(sf fi gap_moves) $meta" "0 1 ok"
+		expect_eq "$what: the write failed, the move did not" "$me $(sf "fi" gap_moves) $meta" "0 1 ok"
 	elif [ "$meta" = failed ]; then
 		seen[superblock]=1
-		expect_eq "$what: the persist failed, so the move was not made" "$me $(sf fi gap_moves)" "1 0"
+		expect_eq "$what: the persist failed, so the move was not made" "$me $(sf "fi" gap_moves)" "1 0"
 	else
 		seen[copy]=1
 		expect_eq "$what: the row copy failed" "$me" 1
 	fi
-	afterwards fi "$table" "$what"
+	afterwards "fi" "$table" "$what"
 done
 expect_eq "fi: write + move: failed a data write, a row copy and a superblock write" \
 	"${seen[write]:-0}${seen[copy]:-0}${seen[superblock]:-0}" 111
-dmsetup remove fi
+dmsetup remove "fi"
 
 # --- a round over several domains ------------------------------------------
 
@@ -240,6 +241,7 @@ dmsetup remove fi
 # (one move error, the three others made and persisted); a fault in the
 # superblock fails all four.
 words="gap_interval:0 domains:4"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/ram0 $words)
 wipe_meta /dev/ram0	# fi's rows: a data area holding data is not formatted
 dmsetup create fd --table "$table" || { fail "fd: create"; finish; }
@@ -258,6 +260,7 @@ dmsetup remove fd
 # --- metadata on a meta_device ----------------------------------------------
 
 words="gap_interval:1 meta_device:/dev/ram1"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/ram0 $words)
 wipe_meta /dev/ram0	# fi's rows: a data area holding data is not formatted
 dmsetup create fm --table "$table" || { fail "fm: create"; finish; }

@@ -16,6 +16,7 @@
 # right after.  At the end: kmemleak (if present) finds nothing of
 # dm-pcm's, and rmmod dm_pcm works.  PCM_FAILSLAB_BUDGET bounds the loops
 # (seconds in all, default 540); a loop cut short is reported as a skip.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 D=/sys/kernel/debug
@@ -25,7 +26,6 @@ for f in failslab fail_page_alloc; do
 done
 [ -e /proc/thread-self/fail-nth ] || skip_all "no /proc/thread-self/fail-nth"
 brd_load 8 || skip_all "brd not available"
-here=$(dirname "$0")
 
 # Two modes.  "filter" (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER): only
 # allocations with dm-pcm's .text on the stack count, so k walks dm-pcm's
@@ -55,7 +55,7 @@ files="probability interval times space verbose task-filter require-start requir
 	reject-start reject-end stacktrace-depth ignore-gfp-wait ignore-gfp-highmem min-order
 	verbose_ratelimit_burst verbose_ratelimit_interval_ms"
 declare -A saved
-for d in $D/fail*/; do
+for d in "$D"/fail*/; do
 	for f in $files; do
 		[ -w "$d$f" ] && saved[$d$f]=$(cat "$d$f")
 	done
@@ -66,15 +66,16 @@ restore_attrs() {
 }
 restore() { restore_attrs; cleanup_all; }
 trap restore EXIT
-for d in $D/fail*/; do
+for d in "$D"/fail*/; do
 	# nothing fails but what fail-nth asks for
 	[ -w "${d}probability" ] && echo 0 > "${d}probability"
 	[ -w "${d}verbose" ] && echo 0 > "${d}verbose"
+	# shellcheck disable=SC2015 # continue unless both tests hold
 	[ $mode = filter ] && [ -w "${d}require-start" ] || continue
 	# every fault type that fail-nth may consume: dm-pcm's stacks only
 	echo 32 > "${d}stacktrace-depth"
-	echo $start > "${d}require-start"
-	echo $end > "${d}require-end"
+	echo "$start" > "${d}require-start"
+	echo "$end" > "${d}require-end"
 	echo 0 > "${d}reject-start"
 	echo 0 > "${d}reject-end"
 done

@@ -31,6 +31,7 @@ brd_load 32 || skip_all "brd not available"
 secs=${PCM_STORM_SECS:-$(scaled 60 15)}
 doms=4
 words="preset:none gap_interval:1 domains:$doms randomize:4321"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/ram0 $words)
 len=$(cut -d' ' -f2 <<<"$table")
 dmsetup create ms --table "$table" || skip_all "cannot create the device"
@@ -144,7 +145,7 @@ dmsetup remove ms
 expect "create again" dmsetup create ms --table "$table"
 expect_eq "registers survive remove + create" "$(registers ms)" "$regs"
 expect "final full verify_only" fio_fill --verify_only=1 --output=$W/fio3.json
-read -r e3 w3 v3 <<<"$(fio_bytes $W/fio3.json)"
+read -r _ _ v3 <<<"$(fio_bytes $W/fio3.json)"
 note "final verify_only read $((v3 >> 20)) MiB"
 expect_eq "verify_only read the whole pass" "$v3" "$fill"
 dmsetup remove ms

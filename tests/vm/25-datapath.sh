@@ -7,6 +7,7 @@
 # the row being copied do not wait; a bio over rows that lie back to back
 # goes down as one bio; an empty meta_device is refused.
 # Slow moves come from dm-delay under the data or the metadata.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
@@ -78,7 +79,7 @@ mkfs.ext4 -q -E lazy_itable_init=0,lazy_journal_init=0 /dev/mapper/pc
 mkdir -p /tmp/pcm-mnt
 mount /dev/mapper/pc /tmp/pcm-mnt
 # dirty page cache only: the freeze of "dmsetup suspend" writes it back
-dd if=/dev/urandom of=/tmp/pcm-mnt/f bs=1M count=$(scaled 32 16) status=none
+dd if=/dev/urandom of=/tmp/pcm-mnt/f bs=1M count="$(scaled 32 16)" status=none
 dmsetup suspend pc
 due=$(moves_due pc 4)
 moves=$(status_field pc gap_moves)
@@ -130,6 +131,7 @@ run_fio --name=fair --filename=/dev/mapper/pc --rw=write --bs=4k --size=256k \
 	--iodepth=16 --iodepth_batch_submit=1 --write_lat_log=/tmp/fair --log_offset=1
 expect "fio wrote through the throttle" test "$(status_field pc parked_writes)" -ge $((parked + 16))
 # the completion log lists offsets (5th column) in completion order
+# shellcheck disable=SC2016 # $ in single quotes is awk's
 expect "writes completed in the order they were submitted" \
 	awk -F', *' '$5 < last {bad = 1} {last = $5; n++} END {exit bad || n != 64}' /tmp/fair_clat.1.log
 set_delay slowmeta /dev/ram2 0 0

@@ -9,6 +9,7 @@
 # The guest sees the host's root read-only: /lib/modules, /usr/src and
 # /var/lib/dkms get a tmpfs overlay for the test's length, so that DKMS
 # and depmod write where they always do.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 command -v dkms >/dev/null || skip_all "dkms not installed (tools/install-deps installs it)"
@@ -20,6 +21,7 @@ command -v dkms >/dev/null || skip_all "dkms not installed (tools/install-deps i
 	skip_all "a module build and two depmod -a in the guest, ~7-13 min under TCG: make check-full runs it"
 kver=$(uname -r)
 ver=$(set +u; . "$PCM_ROOT/dkms.conf" && echo "$PACKAGE_VERSION")
+# shellcheck disable=SC2012 # ls -d of kernel directories: plain names
 other=$(ls -d /lib/modules/*/build 2>/dev/null | cut -d/ -f4 | grep -vxF "$kver" | grep -v -- -pcmdebug- | sort -V | head -n1)
 
 ovl=/tmp/dkms-overlay
@@ -30,7 +32,7 @@ undo() {
 	for d in "${dirs[@]}"; do
 		mountpoint -q "$d" && umount "$d"
 	done
-	mountpoint -q $ovl && umount $ovl
+	mountpoint -q "$ovl" && umount "$ovl"
 	# as vm-guest-init left them for the next test (modprobe -r dm-pcm
 	# took dm-mod with it)
 	modprobe -a dm-mod dm-bufio bch
@@ -39,6 +41,7 @@ undo() {
 trap undo EXIT
 cleanup_all
 rmmod dm_pcm || skip_all "dm_pcm is in use"
+# shellcheck disable=SC2015 # skip if either fails
 mkdir -p $ovl && mount -t tmpfs dkms-overlay $ovl || skip_all "cannot mount a tmpfs"
 i=0
 for d in "${dirs[@]}"; do

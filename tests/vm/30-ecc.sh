@@ -11,6 +11,7 @@
 # reproducible (remove + create, QD32 1 MiB reads and QD1 64 KiB reads,
 # inline and with ecc_workqueue, give the same counts), and on ecc:none
 # rber's errors reach the reader.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -23,6 +24,7 @@ field() { status_field "$1" "$2"; }
 one="ecc:bch ecc_codewords:1 ecc_t:8 meta_bytes:16 seed:7 gap_interval:0"
 
 # --- a fresh device: zeros, no errors ---
+# shellcheck disable=SC2086 # $one: table words, split on purpose
 pcm_create ecc /dev/ram0 $one
 expect_eq "a fresh device reads back zeros" \
 	"$(dd if=/dev/mapper/ecc bs=1M count=1 iflag=direct status=none | tr -d '\0' | wc -c)" 0
@@ -48,6 +50,7 @@ dmsetup message ecc 0 inject 20 9
 expect_fail "9 bits in sector 20: the read fails" \
 	dd if=/dev/mapper/ecc of=/dev/null bs=512 skip=20 count=1 iflag=direct status=none
 expect_eq "one sector uncorrectable" "$(field ecc ecc_uncorrectable_sectors)" 1
+# shellcheck disable=SC2016 # $ in single quotes is bash -c's
 expect "sectors 19 and 21 read back" \
 	bash -c 'dd if=/dev/mapper/ecc bs=512 skip=19 count=1 iflag=direct status=none | cmp - <(tail -c +$((19 * 512 + 1)) /tmp/ecc.data | head -c 512) &&
 		 dd if=/dev/mapper/ecc bs=512 skip=21 count=1 iflag=direct status=none | cmp - <(tail -c +$((21 * 512 + 1)) /tmp/ecc.data | head -c 512)'
@@ -151,6 +154,7 @@ dmsetup remove ecc
 brd_load 32
 rep_mib=8 rep_passes=$(scaled 4 2)
 rep_run() {	# rep_run fio|dd [WORDS]: "corrected raw uncorrectable" after the passes
+	# shellcheck disable=SC2086 # the optional WORDS, split on purpose (none when absent)
 	pcm_create rep /dev/ram0 ecc:bch preset:pss seed:4242 gap_interval:0 ${2:-} || return 1
 	dmsetup message rep 0 set rber 1e-4
 	if [ "$1" = fio ]; then
@@ -169,6 +173,7 @@ rep2=$(rep_run fio)
 rep3=$(rep_run dd)
 rep4=$(rep_run fio ecc_workqueue)
 note "corrected, raw, uncorrectable over $rep_passes x ${rep_mib} MiB: QD32 1 MiB: $rep1; again: $rep2; QD1 64 KiB: $rep3; QD32 1 MiB, ecc_workqueue: $rep4"
+# shellcheck disable=SC2017 # the bound as written, rounded at each step
 expect "errors drawn: about 4336 x 1e-4 a sector read" \
 	test "${rep1%% *}" -gt $((rep_mib * 2048 * rep_passes * 4336 / 10000 * 9 / 10))
 expect_eq "remove, create again, same reads: the same counts" "$rep2" "$rep1"
@@ -248,6 +253,7 @@ dmsetup remove ecc
 wipe_meta /dev/ram0
 sz=$(sectors /dev/ram0)
 dmsetup create under --table "0 $sz linear /dev/ram0 0"
+# shellcheck disable=SC2086 # $one: table words, split on purpose
 pcm_create ecc /dev/mapper/under $one
 head -c 65536 /dev/urandom > /tmp/ecc.io
 dd if=/tmp/ecc.io of=/dev/mapper/ecc bs=64k oflag=direct status=none

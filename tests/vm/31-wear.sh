@@ -9,6 +9,7 @@
 # with start-gap off the hot rows wear out (with ecc:bch their reads
 # fail), with start-gap on and randomize the same writes leave max/mean
 # near 1.
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 brd_load 8 2 || skip_all "brd not available"
@@ -153,7 +154,7 @@ dmsetup remove w
 # third of endurance and max/mean shows how level start-gap keeps it.
 hot_n=$(scaled 32768 8192)
 hot() {	# hot NAME WRITES
-	fio --name=hot --filename=/dev/mapper/$1 --rw=randwrite --bs=$RS --size=$3 \
+	fio --name=hot --filename="/dev/mapper/$1" --rw=randwrite --bs=$RS --size="$3" \
 		--io_size=$(($2 * RS)) --norandommap --direct=1 --ioengine=psync \
 		--randseed=1 --output=/dev/null
 }
@@ -186,7 +187,7 @@ expect_eq "and nothing else failed: the hot row's 8 sectors" \
 	"$(field hot ecc_uncorrectable_sectors)" 8
 dmsetup remove hot
 
-hot_run lev /dev/ram1 $hot_n 8k wear:on endurance:$((hot_n / 8)) gap_interval:4 randomize:7 format
+hot_run lev /dev/ram1 "$hot_n" 8k wear:on endurance:$((hot_n / 8)) gap_interval:4 randomize:7 format
 ratio_on=$(kv "$m" max_mean)
 note "FIGURE: hot spot in 32 rows: max/mean $ratio_off with start-gap off (3100 writes of 1 row), $ratio_on with start-gap (gap_interval:4) and randomize ($hot_n writes of 2 rows)"
 expect "start-gap on: max/mean $ratio_on under 1.5" test "$(kv "$m" max_mean | tr -d .)" -lt 150

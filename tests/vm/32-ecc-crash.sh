@@ -30,6 +30,7 @@ swap() {	# swap TABLE: replace the table under dm-pcm
 words="ecc:bch ecc_codewords:1 ecc_t:8 meta_bytes:16 gap_interval:0"
 
 dmsetup create under --table "$up"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(pcm_table /dev/mapper/under $words)
 head -c 65536 /dev/urandom > /tmp/wib.old
 head -c 4096 /dev/urandom > /tmp/wib.new
@@ -106,10 +107,12 @@ dmsetup remove pc
 
 # --- power cuts under a writer, ECC on, gap moves running ---
 cwords="ecc:bch preset:pss gap_interval:2 domains:2"
+# shellcheck disable=SC2086 # $cwords: table words, split on purpose
 ctable=$(pcm_table /dev/mapper/under $cwords)
 # zeroed storage for the new layout (the old rows' parity would not match)
 dd if=/dev/zero of=/dev/mapper/under bs=1M count=$((sz / 2048)) oflag=direct status=none
 dmsetup create pc --table "$ctable"
+# shellcheck disable=SC2086 # $cwords: table words, split on purpose
 blocks=$(( $(pcm_len /dev/mapper/under $cwords) / 8 ))
 cuts=${PCM_POWER_CUTS:-$(scaled 10 3)}
 seed=$((RANDOM * 32768 + RANDOM))
@@ -118,6 +121,7 @@ survived=0 resynced=0
 for ((i = 1; i <= cuts; i++)); do
 	power_cut /dev/mapper/pc $((seed + i)) "$blocks" 2.0 swap "$down" ||
 		{ fail "cut $i: zero the device, write, swap to drop_writes"; break; }
+	# shellcheck disable=SC2015 # fail if either fails
 	dmsetup remove pc && swap "$up" || { fail "cut $i: power back on"; break; }
 	if ! dmsetup create pc --table "$ctable"; then
 		fail "cut $i: dm-pcm loads after the cut"
@@ -169,6 +173,7 @@ if modprobe dm-log-writes 2>/dev/null; then
 	brd_load 4 4
 	cwords="ecc:bch preset:pss gap_interval:1 domains:2"
 	dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram1"
+	# shellcheck disable=SC2086 # $cwords: table words, split on purpose
 	len=$(pcm_len /dev/mapper/lw $cwords)
 	dmsetup create pc --table "0 $len pcm /dev/mapper/lw 0 4 $cwords"
 	expect "writer: 3 batches of 4 blocks, fsync and a mark after each" \

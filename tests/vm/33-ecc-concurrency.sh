@@ -14,13 +14,14 @@ field() { status_field "$1" "$2"; }
 [ "$(nproc)" -ge 2 ] || note "one CPU: the workers still interleave, the test runs"
 
 words="ecc:bch ecc_codewords:6 ecc_t:4 meta_bytes:64 seed:11 rber:1e-4 gap_interval:4"
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 expect "ecc:bch (pss layout) rber:1e-4 gap_interval:4" pcm_create eccc /dev/ram0 $words
 
 # --- two jobs, QD32, each on its own 8 MiB (at most), verify while writing ---
 mib=$(scaled 8 2)
 expect "fio: 2 jobs x QD32, 512 B..16 KiB, verify_backlog, $mib MiB each" \
 	run_fio --name=v --filename=/dev/mapper/eccc --rw=randwrite --bsrange=512-16k \
-	--size=${mib}M --numjobs=2 --offset_increment=8M --iodepth=32 \
+	--size="${mib}M" --numjobs=2 --offset_increment=8M --iodepth=32 \
 	--verify=crc32c --verify_backlog=64 --do_verify=1 --norandommap
 moves=$(field eccc gap_moves)
 note "gap moves $moves, raw bit errors $(field eccc ecc_raw_bits), corrected bits $(field eccc ecc_corrected_bits) in $(field eccc ecc_corrected_sectors) sectors"
@@ -40,7 +41,7 @@ dmsetup message eccc 0 stats reset
 mib=$(scaled 8 2)
 expect "fio: 2 jobs x QD32 of 512 B writes, the even and the odd sectors of $mib MiB" \
 	run_fio --name=h --filename=/dev/mapper/eccc --offset=16M --offset_increment=512 \
-	--size=${mib}M --rw=write:512 --bs=512 --numjobs=2 --iodepth=32
+	--size="${mib}M" --rw=write:512 --bs=512 --numjobs=2 --iodepth=32
 expect "the $mib MiB read back (every sector decodes)" \
 	dd if=/dev/mapper/eccc of=/dev/null bs=64k skip=256 count=$((mib * 16)) iflag=direct status=none
 expect "and again after 32 more moves" \

@@ -124,22 +124,22 @@ cut_round() {
 	local name=$1 table=$2 rows=$3 r m a b u
 	shift 3
 	img_fill "$rows"
-	dmsetup create "$name" --table "$table" && fill /dev/mapper/$name &&
+	dmsetup create "$name" --table "$table" && fill "/dev/mapper/$name" &&
 		dmsetup message "$name" 0 persist || return 1
 	m=$(next_moved "$name" "$rows")
 	[ -n "$m" ] || return 1
 	a=$(( (m + 1) % rows )) b=$(( (m + 2) % rows ))
 	dmsetup message "$name" 0 set gap_interval 2 || return 1
-	put /dev/mapper/$name $a 2 && put /dev/mapper/$name $b 2 || return 1
+	put "/dev/mapper/$name" "$a" 2 && put "/dev/mapper/$name" "$b" 2 || return 1
 	for ((r = 0; r < 100 && $(status_field "$name" gap_moves) < 1; r++)); do sleep 0.05; done
 	[ "$(status_field "$name" gap_moves)" = 1 ] || return 1
-	put /dev/mapper/$name "$m" 3 || return 1
-	for u in "$@"; do swap "$u" "0 $(sectors /dev/mapper/$u) error" || return 1; done
+	put "/dev/mapper/$name" "$m" 3 || return 1
+	for u in "$@"; do swap "$u" "0 $(sectors "/dev/mapper/$u") error" || return 1; done
 	note "moved row $m written, then the cut"
 	dmsetup remove "$name" || return 1
-	for u in "$@"; do swap "$u" "$(cat /tmp/up-$u)" || return 1; done
+	for u in "$@"; do swap "$u" "$(cat "/tmp/up-$u")" || return 1; done
 	dmsetup create "$name" --table "$table" || return 1
-	same /dev/mapper/$name
+	same "/dev/mapper/$name"
 	r=$?
 	dmsetup remove "$name"
 	return $r
@@ -151,7 +151,9 @@ dmsetup create under --table "$(cat /tmp/up-under)"
 words="preset:none gap_interval:0"
 len=512	# 64 rows: the fill stays short
 rows=$((len / 8))
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 table=$(line /dev/mapper/under $len $words)
+# shellcheck disable=SC2086 # $words: table words, split on purpose
 dmsetup create pc --table "$(line /dev/mapper/under $len $words format)"
 expect_eq "the backing dm-linear over brd has no volatile cache" "$(cache_of under)" "write through"
 expect_eq "so dm-pcm over it advertises none" "$(cache_of pc)" "write through"
@@ -182,7 +184,9 @@ if ((cuts)) && sect 2; then
 	dmsetup create under --table "$(cat /tmp/up-under)"
 	dmsetup create meta --table "$(cat /tmp/up-meta)"
 	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/mapper/meta"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	table=$(line /dev/mapper/under $len $words)
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pc --table "$(line /dev/mapper/under $len $words format)" && dmsetup remove pc
 	expect "ecc:bch, meta_device: every completed write survived the cut" \
 		cut_round pc "$table" $rows under meta
@@ -206,6 +210,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 	blkdiscard -f -z 2>/dev/null /dev/ram1
 	words="preset:none gap_interval:0 ecc:bch"
 	img_fill $rows
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pc --table "$(line /dev/ram0 $len $words meta_device:/dev/ram1 format)"
 	fill /dev/mapper/pc
 	dmsetup remove pc
@@ -215,6 +220,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 		dmsetup create lwm --table "0 $(sectors /dev/ram1) log-writes /dev/ram1 /dev/ram2"
 		[ $cycle = 1 ] && expect_eq "dm-log-writes advertises a volatile cache" \
 			"$(cache_of lwm)" "write back"
+		# shellcheck disable=SC2086 # $words: table words, split on purpose
 		dmsetup create pc --table "$(line /dev/ram0 $len $words meta_device:/dev/mapper/lwm)"
 		dmsetup message pc 0 move_gap 1 || bad=$((bad + 1))
 		dmsetup remove pc
@@ -224,6 +230,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 			py "$here/logreplay.py" replay /dev/ram2 /dev/ram4 --upto "$p" >/dev/null ||
 				{ bad=$((bad + 1)); continue; }
 			tried=$((tried + 1))
+			# shellcheck disable=SC2086 # $words: table words, split on purpose
 			if ! dmsetup create --readonly pcr --table "$(line /dev/ram0 $len $words meta_device:/dev/ram4)"; then
 				bad=$((bad + 1))
 				continue
@@ -260,6 +267,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 		blkdiscard -f -z 2>/dev/null /dev/ram4
 		words="preset:none gap_interval:3 ecc:$ecc"
 		dmsetup create lw --table "0 $(sectors /dev/ram0) log-writes /dev/ram0 /dev/ram2"
+		# shellcheck disable=SC2086 # $words: table words, split on purpose
 		dmsetup create pc --table "$(line /dev/mapper/lw $clen $words format)"
 		seed=$((RANDOM * 32768 + RANDOM))
 		note "ecc:$ecc, seed $seed"
@@ -268,6 +276,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 		note "gap moves: $(status_field pc gap_moves)"
 		dmsetup remove pc
 		dmsetup remove lw
+		# shellcheck disable=SC2086 # $words: table words, split on purpose
 		expect "ecc:$ecc: every state between two completions loads, every row its last completed write" \
 			py "$here/cacheless.py" check /dev/ram2 /dev/ram4 \
 			"$(line /dev/ram4 $clen $words)" $seed $((clen / 8))
@@ -290,6 +299,7 @@ elif modprobe dm-log-writes 2>/dev/null; then
 	down="0 $data_end linear /dev/mapper/lwc 0
 $data_end $((sz - data_end)) error"
 	dmsetup create under --table "$up"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pc --table "$(line /dev/mapper/under $len $words format)"
 	expect_eq "over dm-log-writes dm-pcm advertises a volatile cache" "$(cache_of pc)" "write back"
 	img_fill $rows
@@ -340,10 +350,13 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 	[ -e /sys/block/$nbname ] || nbname=nullb$(cat $nb/index)
 	nbdev=/dev/$nbname
 	# no udev in the VM: the node by hand
-	[ -b "$nbdev" ] || mknod "$nbdev" b $(tr : ' ' < /sys/block/$nbname/dev)
+	# shellcheck disable=SC2046 # MAJOR MINOR: mknod's two arguments
+	[ -b "$nbdev" ] || mknod "$nbdev" b $(tr : ' ' < "/sys/block/$nbname/dev")
 	blkdiscard -f -z 2>/dev/null /dev/ram1
 	words="preset:none gap_interval:0 ecc:bch meta_device:/dev/ram1"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	nlen=$(( $(pcm_len "$nbdev" $words) / 8 * 8 ))
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pn --table "$(line "$nbdev" $nlen $words format)"
 	# the one tag kept busy by reads straight from null_blk (through
 	# dm-pcm they were bound by BCH decoding in TCG: the tag was mostly free)
@@ -353,7 +366,7 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 	fpid=$!
 	# fio may take seconds to start in a loaded TCG guest: wait for its reads
 	for ((i = 0; i < 300; i++)); do
-		[ "$(awk '{ print $1 }' /sys/block/$nbname/inflight)" -gt 0 ] && break
+		[ "$(awk '{ print $1 }' "/sys/block/$nbname/inflight")" -gt 0 ] && break
 		sleep 0.1
 	done
 	# the control: the same writes straight to null_blk, in the gap row
@@ -365,7 +378,7 @@ elif modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/nb 2>/dev/nu
 	note "FIGURE: RWF_NOWAIT writes straight to null_blk: $out0; through dm-pcm: $out"
 	expect "the backing queue was full: NOWAIT writes straight to it met EAGAIN ($out0)" \
 		test "$(kv "$out0" eagain)" -gt 0
-	expect "some completed ($out)" test "$(kv "$out" done)" -gt 0
+	expect "some completed ($out)" test "$(kv "$out" "done")" -gt 0
 	expect_eq "after each, the row read back as the last completed one" "$(kv "$out" bad)" 0
 	expect_eq "no ECC error: no parity over data that was not written" "$(ecc_figs pn)" 0/0/0
 	dmsetup remove pn
@@ -392,6 +405,7 @@ if sect 6; then
 	modprobe dm-delay 2>/dev/null
 	dmsetup create slowmeta --table "0 $(sectors /dev/ram1) delay /dev/ram1 0 0 /dev/ram1 0 2"
 	words="preset:none gap_interval:64 ecc:bch meta_device:/dev/mapper/slowmeta"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	ftable=$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words)
 	dmsetup create pf --table "$ftable"
 	mkfs.ext4 -q -F -b 4096 /dev/mapper/pf
@@ -427,7 +441,9 @@ fi
 if sect 7; then
 	words="preset:none gap_interval:0 ecc:bch row_size:1048576 wear:on endurance:1 seed:5"
 	blkdiscard -f -z 2>/dev/null /dev/ram0
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	wlen=$(( $(pcm_len /dev/ram0 $words) / 2048 * 2048 ))
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pw --table "$(line /dev/ram0 $wlen $words format)"
 	for i in 1 2 3 4 5 6; do
 		dd if=/dev/urandom of=/dev/mapper/pw bs=1M count=1 oflag=direct status=none
@@ -469,6 +485,7 @@ else
 	done
 	blkdiscard -f -z 2>/dev/null /dev/ram0
 	words="preset:none gap_interval:4 ecc:bch"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	dmsetup create pe --table "$(line /dev/ram0 "$(pcm_len /dev/ram0 $words)" $words format)"
 	echo 0 > $fs/probability
 	echo 0 > $fs/verbose; echo N > $fs/task-filter; echo N > $fs/cache-filter
@@ -482,12 +499,12 @@ else
 	t0=$SECONDS
 	timeout $((rt * 4 + 120)) fio --name=dry --filename=/dev/mapper/pe --size=32k \
 		--bs=512 --rw=randrw --ioengine=libaio --iodepth=32 --numjobs=2 --direct=1 \
-		--time_based --runtime=$rt --continue_on_error=all --group_reporting \
+		--time_based --runtime="$rt" --continue_on_error=all --group_reporting \
 		--output=/tmp/dry.out
 	rc=$?
 	echo 0 > $fs/probability
 	injected=$((100000000 - $(cat $fs/times)))
-	for f in "${!was[@]}"; do echo "${was[$f]}" > $fs/$f 2>/dev/null; done
+	for f in "${!was[@]}"; do echo "${was[$f]}" > "$fs/$f" 2>/dev/null; done
 	note "FIGURE: $rt s of 512 B reads and writes of 8 rows, QD32 x 2, the parity pool dry: $injected allocations failed, $(grep -o 'err=[^,]*' /tmp/dry.out | head -1), $(grep -Eo '(read|write): IOPS=[^,]*' /tmp/dry.out | tr '\n' ' ')"
 	expect "fio ran its $rt s: no deadlock, and no I/O error (exit $rc, $((SECONDS - t0)) s)" test $rc -eq 0
 	expect "failslab failed dm-pcm's allocations ($injected)" test $injected -gt 0

@@ -61,7 +61,7 @@ for qd in 1 32; do
 	bt=$!
 	sleep 2
 	fio --name=qd$qd --filename=/dev/mapper/tr --rw=randread --bs=4k --iodepth=$qd \
-	    --ioengine=libaio --direct=1 --size=32m --number_ios=${N[$qd]} --randrepeat=0 \
+	    --ioengine=libaio --direct=1 --size=32m --number_ios="${N[$qd]}" --randrepeat=0 \
 	    --norandommap --output-format=terse >/dev/null 2>&1
 	fio_rc=$?
 	sleep 1
@@ -132,9 +132,11 @@ print(r["ios"], round(r["mean_us"] * 1000), a["arrival"] + "/" + str(a["remapped
 	# within the share of the window the gap's spread can move (its ends
 	# move as latencies do: pcmlib/tracecmp.py)
 	bound=$(awk '$1 == "window_ns" { print $NF }' /tmp/cmp.txt)
+	# shellcheck disable=SC2016 # $ in single quotes is awk's
 	expect "QD$qd: every rank's requests and busy time in the replay are the kernel's" awk '
 		$1 ~ /^rank_/ { n++; if ($3 != $5 || $7 != $9) bad = 1 }
 		END { exit bad || !n }' /tmp/cmp.txt
+	# shellcheck disable=SC2016 # $ in single quotes is awk's
 	expect "QD$qd: every rank's utilisation in the replay is the kernel's within 2 % (or the gap's share of the window, ${bound:-?} %)" \
 		awk -v b="${bound:-0}" '
 		$1 ~ /^rank_/ { n++; d = $NF < 0 ? -$NF : $NF; if (d > 2 && d > b) bad = 1 }

@@ -8,6 +8,7 @@
 # the tracepoints: the .rst's trace-cmd example as written, each event's
 # fields as documented, and each firing where it should (held, late, ECC
 # corrected and uncorrectable, a row reaching its endurance, a gap move).
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
@@ -53,6 +54,7 @@ idle_except() {
 
 # --- QD1 reads of one rank: utilisation = service time x IOPS ------------
 svc=200000
+# shellcheck disable=SC2086 # $GEOM: table words, split on purpose
 pcm_create rk /dev/ram0 preset:none read_ns:$svc $GEOM
 n=$(scaled 1000 200)
 # in one process, through the dm ioctls: reset, the reads, "ranks", with
@@ -134,6 +136,7 @@ two_jobs() {
 		py -c 'import json, sys; print(sum(j["write"]["total_ios"] for j in json.load(sys.stdin)["jobs"]))')
 }
 wns=500000
+# shellcheck disable=SC2086 # $GEOM: table words, split on purpose
 pcm_create rk /dev/ram0 preset:none write_ns:$wns $GEOM
 dmsetup message rk 0 stats reset
 two_jobs rk
@@ -223,6 +226,7 @@ while not (lines[j + 1].startswith('===') and lines[j].strip()):
 print('\n'.join(lines[i:j]))
 PY
 	expect "the .rst has a Tracepoints section with commands" grep -q '^  # trace-cmd' /tmp/tracepoints.rst
+	# shellcheck disable=SC2097,SC2098 # PCM_ROOT=$PCM_ROOT puts the shell's value in the command's environment
 	PCM_ROOT=$PCM_ROOT python3 "$PCM_ROOT/tests/vm/doc-examples.py" /tmp/tracepoints.rst > /tmp/doc.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/doc.out
@@ -263,6 +267,7 @@ trace() {
 # evcount EVENT: how many lines of EVENT
 evcount() { grep -c " $1: " /tmp/ev.txt; }
 
+# shellcheck disable=SC2086 # $GEOM: table words, split on purpose
 pcm_create tp /dev/ram0 preset:none read_ns:5000000 $GEOM
 trace tp dd if=/dev/mapper/tp of=/dev/null bs=4k count=4 skip=62 iflag=direct status=none
 # rows 62, 63 are rank 0.0; 64, 65 rank 0 of channel 1
@@ -287,6 +292,7 @@ for l in (l for l in open("/tmp/ev.txt") if " pcm_held: " in l):
         sys.exit(1)'
 dmsetup remove tp
 
+# shellcheck disable=SC2086 # $GEOM: table words, split on purpose
 pcm_create tp /dev/ram0 preset:none read_ns:1 $GEOM
 trace tp dd if=/dev/mapper/tp of=/dev/null bs=4k count=4 iflag=direct status=none
 expect "pcm_late: a 1 ns read completes late ($(evcount pcm_late) of 4)" test "$(evcount pcm_late)" -ge 1

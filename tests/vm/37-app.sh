@@ -21,6 +21,7 @@
 # s beside four VMs before; not yet measured on a quiet host.
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2012 # ls -d of PostgreSQL directories: plain names
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -x "$PGBIN/pgbench" ] || skip_all "PostgreSQL not installed (tools/install-deps)"
 id postgres >/dev/null 2>&1 || skip_all "no user postgres (Debian's postgresql package makes it)"
@@ -51,7 +52,7 @@ sed 's/^/# app: /' /tmp/app.out
 note "pcm-bench app --short: $((SECONDS - start)) s"
 expect_eq "pcm-bench app --native --short exits 0" "$rc" 0
 dir=$out/app/app-test-$(uname -r)
-[ -s $dir/run.json ] || { fail "run.json written in $dir"; finish; }
+[ -s "$dir/run.json" ] || { fail "run.json written in $dir"; finish; }
 expect "it printed the table: a row per device, TPS and a verdict" \
 	bash -c "grep -q '^clock: real time; dilation: 1 ' /tmp/app.out &&
 		grep -Eq '^preset:onyx +[0-9,.]+ .*(device-bound|host-bound)' /tmp/app.out &&
@@ -61,7 +62,7 @@ expect "no server left running, nothing mounted, no device nor cgroup left" \
 		! dmsetup info char-dut >/dev/null 2>&1"
 
 expect "run.json: each device ran pgbench end to end, fsck clean, removed" \
-	py - $dir <<'PY'
+	py - "$dir" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 run = json.load(open(os.path.join(d, 'run.json')))
@@ -115,7 +116,7 @@ check(f'onyx held its completions ({onyx["held"]}) and modeled its writes '
 sys.exit(0 if ok else 1)
 PY
 expect "the report has every section; app-table.csv a row per device" \
-	py - $dir "$PCM_ROOT/tools" <<'PY'
+	py - "$dir" "$PCM_ROOT/tools" <<'PY'
 import csv, os, sys
 d = sys.argv[1]
 sys.path.insert(0, sys.argv[2])

@@ -23,6 +23,7 @@
 #   data write     lower fails: a 4 KiB write
 #   metadata       mlower fails under gap moves (metadata:failed): writes
 #                  refused once it is back, reads of earlier data intact
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 brd_load 16 2 || skip_all "brd not available"
@@ -98,6 +99,7 @@ matrix() {
 	[ "$hold" = 1 ] && words+=" $HOLD"
 	wipe_meta /dev/mapper/lower
 	wipe_meta /dev/mapper/mlower
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	if ! dmsetup create pe --table "$(pcm_table /dev/mapper/lower $words \
 		meta_device:/dev/mapper/mlower)"; then
 		fail "$tag: create ($words)"

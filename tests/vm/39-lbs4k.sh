@@ -24,6 +24,7 @@ cfs=/sys/kernel/config
 modprobe configfs 2>/dev/null
 mountpoint -q $cfs || mount -t configfs none $cfs 2>/dev/null
 rmmod null_blk 2>/dev/null
+# shellcheck disable=SC2015 # the fallback if either fails
 modprobe null_blk nr_devices=0 2>/dev/null && mkdir $cfs/nullb/lb4k 2>/dev/null ||
 	skip_all "null_blk through configfs not available"
 nbc=$cfs/nullb/lb4k
@@ -34,7 +35,8 @@ nbname=lb4k
 [ -e /sys/block/$nbname ] || nbname=nullb$(cat $nbc/index)
 nb=/dev/$nbname
 # no udev in the VM: the node by hand
-[ -b "$nb" ] || mknod "$nb" b $(tr : ' ' < /sys/block/$nbname/dev)
+# shellcheck disable=SC2046 # MAJOR MINOR: mknod's two arguments
+[ -b "$nb" ] || mknod "$nb" b $(tr : ' ' < "/sys/block/$nbname/dev")
 nbdone() {
 	echo 0 > $nbc/power
 	rmdir $nbc
@@ -103,17 +105,19 @@ round_trip() {
 	local dev=$1 words="ecc:bch seed:7 rber:2e-5 gap_interval:4 domains:2" sum mib
 	mib=$(scaled 16 4)
 	wipe_meta "$dev"
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	if ! pcm_create lbrt "$dev" $words; then
 		fail "$dev: ecc:bch rber gap moves: create"
 		return
 	fi
 	expect "$dev: fio 4..64 KiB randwrite verify=crc32c, QD16, $mib MiB" \
 		run_fio --name=rt --filename=/dev/mapper/lbrt --rw=randwrite --bsrange=4k-64k \
-		--iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 --size=${mib}M
+		--iodepth=16 --verify=crc32c --do_verify=1 --verify_fatal=1 --size="${mib}M"
 	expect "$dev: gap moves ran under it" test "$(field lbrt gap_moves)" -gt 0
 	sum=$(dd if=/dev/mapper/lbrt bs=1M count="$mib" iflag=direct status=none | md5sum)
 	dmsetup message lbrt 0 move_gap 64
 	dmsetup remove lbrt
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	pcm_create lbrt "$dev" $words
 	expect_eq "$dev: the same data after 64 more moves and a reload" \
 		"$(dd if=/dev/mapper/lbrt bs=1M count="$mib" iflag=direct status=none | md5sum)" "$sum"
@@ -165,7 +169,9 @@ if modprobe dm-flakey 2>/dev/null; then
 	words="ecc:bch gap_interval:2 domains:2"
 	dmsetup create lbunder --table "0 16384 linear $nb 0"
 	wipe_meta /dev/mapper/lbunder
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	ptable=$(pcm_table /dev/mapper/lbunder $words)
+	# shellcheck disable=SC2086 # $words: table words, split on purpose
 	blocks=$(( $(pcm_len /dev/mapper/lbunder $words) / 8 ))
 	seed=$((RANDOM * 32768 + RANDOM))
 	note "power cuts: seed $seed, $blocks blocks, $cuts cuts"

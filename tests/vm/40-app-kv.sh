@@ -25,13 +25,14 @@ rm -rf $out
 
 # check_run NAME PROGRAM READ_PHASES: run.json and the report of a run
 check_run() {
-	local dir=$out/app/$1-$(uname -r)
-	[ -s $dir/run.json ] || { fail "$1: run.json written in $dir"; return; }
+	local dir
+	dir=$out/app/$1-$(uname -r)
+	[ -s "$dir/run.json" ] || { fail "$1: run.json written in $dir"; return; }
 	expect "$1: no device, mount nor cgroup left" \
 		bash -c "! mountpoint -q /tmp/pcm-app/mnt && ! test -e /sys/fs/cgroup/pcm-app &&
 			! dmsetup info char-dut >/dev/null 2>&1"
 	expect "$1: run.json: each phase ran, the cgroup bounded the cache, reads reached the device" \
-		py - $dir "$2" "$3" <<'PY'
+		py - "$dir" "$2" "$3" <<'PY'
 import json, os, sys
 d, program, reads = sys.argv[1], sys.argv[2], sys.argv[3].split(',')
 run = json.load(open(os.path.join(d, 'run.json')))
@@ -64,7 +65,7 @@ for ph in r['phases']:
 sys.exit(0 if ok else 1)
 PY
 	expect "$1: the report has every section, a row per benchmark, ops/s and a verdict" \
-		py - $dir "$PCM_ROOT/tools" <<'PY'
+		py - "$dir" "$PCM_ROOT/tools" <<'PY'
 import csv, os, sys
 d = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
@@ -133,7 +134,7 @@ TOML
 	expect_eq "pcm-bench app (bdb-swap) exits 0" "$rc" 0
 	check_run kv-bdb bdb-swap hash
 	expect "kv-bdb: bdb-swap --verify after the run: every value there once" \
-		py - $out/app/kv-bdb-$(uname -r)/run.json <<'PY'
+		py - "$out/app/kv-bdb-$(uname -r)/run.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))['runs'][0].get('verify') or {}
 print(f'# {v}')

@@ -37,8 +37,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import logreplay  # noqa: E402
-import versioned  # noqa: E402
+import logreplay  # noqa: E402 (sys.path set first)
+import versioned  # noqa: E402 (sys.path set first)
 
 BS = versioned.BS
 

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'tools'))
-from pcmlib import dmioctl  # noqa: E402
+from pcmlib import dmioctl  # noqa: E402 (sys.path set first)
 
 U64 = 2 ** 64
 # the words that decide the ECC layout (and so the row metadata's size)

@@ -176,31 +176,31 @@ pcm_create() {
 # KEY must be a field there, and the word at its place in the line must be
 # KEY:VALUE: an unknown key or a line out of order is an error (status 2/1).
 status_field() {
-	local py=$PCM_ROOT/tools/pcmlib/status.py keys w i v line key out=()
+	local py=$PCM_ROOT/tools/pcmlib/status.py fkeys sw i v line key vals=()
 	local cache=/tmp/pcmstatus-keys${PCM_ROOT//\//_}
 	if ! [ "$cache" -nt "$py" ]; then
 		v=$cache.$BASHPID
 		python3 "$py" --keys > "$v" && mv -f "$v" "$cache" || return 2
 	fi
-	read -r -a keys < "$cache"
+	read -r -a fkeys < "$cache"
 	line=$(dmsetup status "$1") || return 1
-	read -r -a w <<<"$line"
+	read -r -a sw <<<"$line"
 	for key in "${@:2}"; do
-		for i in "${!keys[@]}"; do
-			[ "${keys[i]}" = "$key" ] && break
+		for i in "${!fkeys[@]}"; do
+			[ "${fkeys[i]}" = "$key" ] && break
 		done
-		if [ "${keys[i]-}" != "$key" ]; then
-			echo "status_field: $key: not a status field (${keys[*]})" >&2
+		if [ "${fkeys[i]-}" != "$key" ]; then
+			echo "status_field: $key: not a status field (${fkeys[*]})" >&2
 			return 2
 		fi
-		v=${w[i + 3]-}
-		if [ "${w[2]-}" != pcm ] || [ "${v%%:*}" != "$key" ] || [ "$v" = "$key" ]; then
+		v=${sw[i + 3]-}
+		if [ "${sw[2]-}" != pcm ] || [ "${v%%:*}" != "$key" ] || [ "$v" = "$key" ]; then
 			echo "status_field: $1: no $key at field $((i + 1)) of '$line'" >&2
 			return 1
 		fi
-		out+=("${v#*:}")
+		vals+=("${v#*:}")
 	done
-	echo "${out[*]}"
+	echo "${vals[*]}"
 }
 
 # power_cut DEV SEED BLOCKS MAX_S CUT_CMD...: from zeros (so that only this
@@ -249,14 +249,15 @@ power_cuts() {
 	local pc=$1 under=$2 table=$3 cuts=$4 seed=$5 blocks=$6 up=$7 down=$8 max=${9:-2.5} i
 	cuts_survived=0 cut_moves=0
 	for ((i = 1; i <= cuts; i++)); do
-		power_cut /dev/mapper/$pc $((seed + i)) "$blocks" "$max" swap_table "$under" "$down" ||
+		power_cut "/dev/mapper/$pc" $((seed + i)) "$blocks" "$max" swap_table "$under" "$down" ||
 			{ fail "cut $i: zero the device, write, swap to drop_writes"; return 1; }
 		cut_moves=$((cut_moves + $(status_field "$pc" gap_moves)))
+		# shellcheck disable=SC2015 # fail if either fails
 		dmsetup remove "$pc" && swap_table "$under" "$up" ||
 			{ fail "cut $i: power back on"; return 1; }
 		dmsetup create "$pc" --table "$table" ||
 			{ fail "cut $i: dm-pcm loads after the cut"; return 1; }
-		if py "$PCM_ROOT/tests/vm/versioned.py" check /dev/mapper/$pc $((seed + i)) \
+		if py "$PCM_ROOT/tests/vm/versioned.py" check "/dev/mapper/$pc" $((seed + i)) \
 			"$durable" --blocks "$blocks" --batch 8; then
 			cuts_survived=$((cuts_survived + 1))
 		else
@@ -270,7 +271,7 @@ power_cuts() {
 # PCM_SCALE (3 at least): with ecc:bch a read's data and its parity are
 # read at different moments, and a write of its rows may land in between.
 rows_race() {
-	run_fio --filename=/dev/mapper/$1 --offset=$2M --size=16k --bs=4k \
+	run_fio --filename="/dev/mapper/$1" --offset="${2}M" --size=16k --bs=4k \
 		--time_based --runtime="$(scaled 8 3)" \
 		--name=w --rw=randwrite --iodepth=4 --name=r --rw=randread --iodepth=8
 }
@@ -343,16 +344,16 @@ check_passdown() {
 	local name=$1 back=$2 q qb rwbs
 	q=/sys/block/$(dm_kname "$name")/queue
 	qb=/sys/block/$(basename "$back")/queue
-	expect_eq "$name: write cache as the backing device's" "$(cat $q/write_cache)" "$(cat $qb/write_cache)"
-	if [ "$(cat $qb/write_cache)" = "write back" ]; then
+	expect_eq "$name: write cache as the backing device's" "$(cat "$q/write_cache")" "$(cat "$qb/write_cache")"
+	if [ "$(cat "$qb/write_cache")" = "write back" ]; then
 		dmsetup message "$name" 0 stats reset
-		rwbs=$(blktrace_around "$back" dd if=/dev/urandom of=/dev/mapper/$name bs=4k count=4 oflag=direct conv=fsync status=none)
+		rwbs=$(blktrace_around "$back" dd if=/dev/urandom of="/dev/mapper/$name" bs=4k count=4 oflag=direct conv=fsync status=none)
 		note "backing device saw: $rwbs"
 		expect "$name: fsync sends a flush to dm-pcm" test "$(status_field "$name" flushes)" -ge 1
 		expect "$name: the flush reaches the backing device" grep -q F <<<"$rwbs"
-		if [ "$(cat $qb/fua 2>/dev/null)" = 1 ]; then
+		if [ "$(cat "$qb/fua" 2>/dev/null)" = 1 ]; then
 			dmsetup message "$name" 0 stats reset
-			rwbs=$(blktrace_around "$back" dd if=/dev/urandom of=/dev/mapper/$name bs=4k count=2 oflag=direct,dsync status=none)
+			rwbs=$(blktrace_around "$back" dd if=/dev/urandom of="/dev/mapper/$name" bs=4k count=2 oflag=direct,dsync status=none)
 			expect "$name: O_DSYNC writes are FUA writes" test "$(status_field "$name" fua_writes)" -ge 2
 			expect "$name: FUA reaches the backing device ($rwbs)" grep -qE 'WF|FWS|WFS|WS?F' <<<"$rwbs"
 		else
@@ -363,23 +364,23 @@ check_passdown() {
 	fi
 
 	expect_eq "$name: discard support as the backing device's" \
-		"$([ "$(cat $q/discard_max_bytes)" -gt 0 ] && echo yes || echo no)" \
-		"$([ "$(cat $qb/discard_max_bytes)" -gt 0 ] && echo yes || echo no)"
-	if [ "$(cat $qb/discard_max_bytes)" -gt 0 ]; then
-		dd if=/dev/urandom of=/dev/mapper/$name bs=1M count=4 oflag=direct status=none
+		"$([ "$(cat "$q/discard_max_bytes")" -gt 0 ] && echo yes || echo no)" \
+		"$([ "$(cat "$qb/discard_max_bytes")" -gt 0 ] && echo yes || echo no)"
+	if [ "$(cat "$qb/discard_max_bytes")" -gt 0 ]; then
+		dd if=/dev/urandom of="/dev/mapper/$name" bs=1M count=4 oflag=direct status=none
 		dmsetup message "$name" 0 stats reset
-		expect "$name: blkdiscard" blkdiscard -o 0 -l $((4 << 20)) /dev/mapper/$name
+		expect "$name: blkdiscard" blkdiscard -o 0 -l $((4 << 20)) "/dev/mapper/$name"
 		expect "$name: discards counted" test "$(status_field "$name" discard_bytes)" -eq $((4 << 20))
 	else
 		skip "$name: backing device has no discard"
 	fi
 
-	dd if=/dev/urandom of=/dev/mapper/$name bs=1M count=2 oflag=direct status=none
+	dd if=/dev/urandom of="/dev/mapper/$name" bs=1M count=2 oflag=direct status=none
 	dmsetup message "$name" 0 stats reset
-	expect "$name: zero-out (BLKZEROOUT)" blkdiscard -z -o 0 -l $((2 << 20)) /dev/mapper/$name
+	expect "$name: zero-out (BLKZEROOUT)" blkdiscard -z -o 0 -l $((2 << 20)) "/dev/mapper/$name"
 	expect "$name: zeroed range reads zeros" \
-		cmp <(dd if=/dev/mapper/$name bs=1M count=2 iflag=direct status=none) <(head -c $((2 << 20)) /dev/zero)
-	if [ "$(cat $qb/write_zeroes_max_bytes)" -gt 0 ]; then
+		cmp <(dd if="/dev/mapper/$name" bs=1M count=2 iflag=direct status=none) <(head -c $((2 << 20)) /dev/zero)
+	if [ "$(cat "$qb/write_zeroes_max_bytes")" -gt 0 ]; then
 		expect "$name: as WRITE_ZEROES, passed down" test "$(status_field "$name" write_zeroes_bytes)" -eq $((2 << 20))
 	else
 		expect "$name: as plain writes (no WRITE_ZEROES below)" test "$(status_field "$name" write_bytes)" -eq $((2 << 20))
@@ -393,8 +394,8 @@ check_passdown() {
 # each: under TCG an exec costs about a second on a loaded host.
 small_files() (
 	mkdir -p "$1" && cd "$1" || exit 1
+	# shellcheck disable=SC2046,SC2012 # the shuffled numbers are perl's arguments; ls counts plain names
 	for i in $(seq 1 300); do echo "$i" > "f$i"; done &&
-		# shellcheck disable=SC2046
 		perl -e 'for (@ARGV) { rename("f$_", "g$_") or die "f$_: $!\n" }' \
 			$(seq 1 300 | shuf -n 100 --random-source=<(yes)) &&
 		sync ./* && [ "$(ls | wc -l)" -eq 300 ]
@@ -411,14 +412,14 @@ fs_cycle() {
 	mkdir -p $mnt
 	wipe_meta "$dev"
 	pcm_create fs "$dev" "$@" || return 1
-	expect "$t: mkfs" mkfs.$fs -q -F ${FS_BLOCK:+-b "$FS_BLOCK"} /dev/mapper/fs
+	expect "$t: mkfs" "mkfs.$fs" -q -F ${FS_BLOCK:+-b "$FS_BLOCK"} /dev/mapper/fs
 	expect "$t: mount" mount /dev/mapper/fs $mnt
 	expect "$t: fio file verify" run_fio --name=f --directory=$mnt --nrfiles=8 \
-		--size=${FS_FIO_MB:-$(scaled 32 8)}m --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
+		--size="${FS_FIO_MB:-$(scaled 32 8)}m" --bs=4k --rw=randwrite --verify=crc32c --do_verify=1 --fsync=64
 	expect "$t: many small files, renames, fsync" small_files $mnt/d
 	sum1=$(cat $mnt/d/* | md5sum)
 	expect "$t: umount" umount $mnt
-	expect "$t: fsck -fn clean" quiet fsck.$fs -fn /dev/mapper/fs
+	expect "$t: fsck -fn clean" quiet "fsck.$fs" -fn /dev/mapper/fs
 	mount /dev/mapper/fs $mnt
 	expect_eq "$t: files intact after remount" "$(cat $mnt/d/* | md5sum)" "$sum1"
 	umount $mnt

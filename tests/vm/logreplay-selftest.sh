@@ -9,6 +9,7 @@
 #   4. ext4 (mkfs, files, fsync, sync, umount) replayed to every crash point
 #      after the mkfs mark, fsck clean at each.
 # Run: tools/vm-run --no-build --no-insmod -- bash tests/vm/logreplay-selftest.sh
+# shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1638,7 +1638,7 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     png = draw(rs, run, os.path.join(run_dir, 'figures')) if draw_figs else None
     with open(os.path.join(run_dir, 'spec.toml'), encoding='utf-8') as fh:
         spec_text = fh.read()
-    rel = lambda p: os.path.relpath(p, run_dir)  # noqa: E731
+    rel = lambda p: os.path.relpath(p, run_dir)  # noqa: E731 (a one-line helper)
     L = [f'# dm-pcm under a database: {spec.name}', '',
          f'- date: {run["date"]}; kernel {run["kernel"]}; {run["postgres"]}; '
          f'{run["cpus"]} vCPU{"s" if run["cpus"] > 1 else ""}, '

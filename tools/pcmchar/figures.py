@@ -20,12 +20,12 @@ import os
 
 import matplotlib
 matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402 (after matplotlib.use('Agg'))
 
-from . import results as R  # noqa: E402
-from .papers import BY_KEY as PAPER  # noqa: E402
-from .spec import parse_size, size_word  # noqa: E402
-from pcmlib import words as pwords  # noqa: E402
+from . import results as R  # noqa: E402 (after matplotlib.use('Agg'))
+from .papers import BY_KEY as PAPER  # noqa: E402 (after matplotlib.use('Agg'))
+from .spec import parse_size, size_word  # noqa: E402 (after matplotlib.use('Agg'))
+from pcmlib import words as pwords  # noqa: E402 (after matplotlib.use('Agg'))
 
 PAPER_STYLE = {'color': 'black', 'linestyle': '--', 'linewidth': 1}
 LINEAR = 'dm-linear'

@@ -486,7 +486,7 @@ def write(path, spec, spec_text, run, res, figs, rows):
     """report.md: run (the guest's run.json), res [(point, device, stats)],
     figs {name: (png, csv)}, rows: headline()."""
     d = os.path.dirname(path)
-    rel = lambda p: os.path.relpath(p, d)  # noqa: E731
+    rel = lambda p: os.path.relpath(p, d)  # noqa: E731 (a one-line helper)
     L = [f'# dm-pcm characterization: {spec.name}', '',
          f'- date: {run["date"]}; kernel {run["kernel"]}; {run["fio"]}; '
          f'{run["cpus"]} vCPU{"s" if run["cpus"] > 1 else ""}, '

@@ -55,7 +55,7 @@ import re
 import tomllib
 
 from pcmlib import words as pwords
-from pcmlib.words import size_word  # noqa: F401  (bytes as fio writes them)
+from pcmlib.words import size_word  # bytes as fio writes them (fiojob, guest and figures import it from here)
 RW = ('read', 'write', 'randread', 'randwrite', 'rw', 'randrw')
 MIXED = ('rw', 'randrw')
 RANDOM = ('randread', 'randwrite', 'randrw')

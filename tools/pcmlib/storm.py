@@ -60,7 +60,7 @@ import time
 
 # run as a script (tests/vm/22-message-storm.sh): tools/ holds the package
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from pcmlib import cli, dmioctl, status as pcmstatus, words as pwords  # noqa: E402
+from pcmlib import cli, dmioctl, status as pcmstatus, words as pwords  # noqa: E402 (sys.path set first)
 
 EINVAL, EAGAIN = errno.EINVAL, errno.EAGAIN
 DM_SUSPEND_FLAG = 1 << 1                # linux/dm-ioctl.h

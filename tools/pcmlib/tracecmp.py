@@ -106,7 +106,7 @@ def run(k, size, charge, qtext, csv, resjson, ranks, words):
     after_q = sorted(d - min(delta) for d in delta)
     before_a = [(a.time_ns - q.time_ns) - d for q, a, d in zip(reqs, areqs, delta)]
     before_a = sorted(x - min(before_a) for x in before_a)
-    pct = lambda v: ' '.join(str(v[int(p * (len(v) - 1))]) for p in (0, .1, .5, .9, .99, 1))  # noqa: E731
+    pct = lambda v: ' '.join(str(v[int(p * (len(v) - 1))]) for p in (0, .1, .5, .9, .99, 1))  # noqa: E731 (a one-line helper)
     say('charge_after_q_ns_rel', 'min p10 p50 p90 p99 max', pct(after_q))
     say('charge_before_a_ns_rel', 'min p10 p50 p90 p99 max', pct(before_a))
     window = info['q_to_a_ns']['max'] / k
