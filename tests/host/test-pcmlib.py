@@ -161,7 +161,7 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 def test_emufault():
     """The emulator's int3 (pcmlib/emufault.py) on real consoles: a 6.12
     guest under QEMU 7.2 TCG, 2 vCPUs, that died in the int3 loop of
-    tests/README.md, and one that died of sysrq c after a test had written
+    Documentation/testing/emulator-int3.md, and one that died of sysrq c after a test had written
     the same Oops into the kernel log.  Then every part of the signature
     taken away in turn: each must leave an ordinary failure."""
     with open(os.path.join(FIXTURES, 'int3-tcg-console.txt'), encoding='utf-8') as f:

@@ -130,7 +130,7 @@ def main():
         rst = ' '.join(fh.read().split())
     result('not in this version' not in rst, 'the .rst does not call BCH and wear "not in this '
            'version"')
-    # README for users: short; the suite's figures live in tests/README.md
+    # README for users: short; the suite's budget lives in tests/README.md
     with open(os.path.join(TOP, 'README.md')) as fh:
         readme = fh.read()
     result(len(readme.splitlines()) <= 300 and 'Test budget' not in readme and

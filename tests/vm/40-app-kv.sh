@@ -17,7 +17,7 @@
 # boot (db_bench's section 48 s, bdb-swap's 105 s at 1.5x; the host at load
 # ~2-3 with another VM), 255 to 590 s alone in a boot (the first pcm-bench
 # of a boot spends 60 to 245 s before its device, Python and the programs
-# read over 9p; 590 s at this commit: tests/README.md).
+# read over 9p; 590 s at this commit: Documentation/testing/budget-log.md).
 . "$(dirname "$0")/lib.sh"
 
 out=/tmp/app-kv

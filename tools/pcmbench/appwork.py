@@ -222,8 +222,8 @@ def parse_db_bench(out, bench=None):
 
 BDB = os.path.join(TOP, 'build', 'host', 'bdb-swap')
 ACCESS = ('hash', 'btree')
-# bytes per key on disk with 100 B values (tools/README.md: 20 MB hash, 12 MB
-# B-tree for 100,000 keys), and the value's share of it
+# bytes per key on disk with 100 B values (Documentation/benchmarks/log.md:
+# 20 MB hash, 12 MB B-tree for 100,000 keys), and the value's share of it
 BDB_KEY_BYTES = {'hash': 200, 'btree': 120}
 
 

@@ -21,7 +21,7 @@ bytes after the write has discarded the page's translations, so that
 every vCPU runs the int3 for as long as that translation lives.
 do_int3() finds no owner, die() runs in the NMI context the int3 handler
 enters, and the kernel panics: "Fatal exception in interrupt".  Measured
-(tests/README.md, "The emulator's int3"): five guests of five died with
+(Documentation/testing/emulator-int3.md): five guests of five died with
 2 vCPUs on their own host threads, none with 1 vCPU (937 loops) or with
 2 vCPUs taking turns on one thread (icount, 900 loops).
 
