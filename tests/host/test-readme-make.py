@@ -145,12 +145,23 @@ def main():
         tiers = {l.split()[0]: l.split()[1:] for l in fh if l.strip() and not l.startswith('#')}
     result(sorted(tiers) == tests, 'tests/vm/tiers names every VM test, and only those',
            f'missing: {sorted(set(tests) - set(tiers))}, stale: {sorted(set(tiers) - set(tests))}')
-    result(all(len(v) >= 2 and v[0] in ('compat', '6.12') for v in tiers.values()),
-           'every tiers line says compat or 6.12, and why')
-    res = subprocess.run([os.path.join(vm, 'run'), '--tier', 'compat', '--list'],
-                         stdout=subprocess.PIPE, text=True)
-    result(res.returncode == 0 and res.stdout.split() == [t for t in tests if tiers[t][0] == 'compat'],
-           'tests/vm/run --tier compat --list selects the compat lines', res.stdout)
+    result(all(len(v) >= 2 and v[0] in ('compat', '6.12', 'compat,smp', '6.12,smp')
+               for v in tiers.values()),
+           'every tiers line says compat or 6.12 (",smp": a 2-vCPU VM), and why')
+
+    def listed(*args):
+        res = subprocess.run([os.path.join(vm, 'run'), '--list'] + list(args),
+                             stdout=subprocess.PIPE, text=True)
+        return res.stdout.split() if res.returncode == 0 else None
+    compat = [t for t in tests if tiers[t][0].split(',')[0] == 'compat']
+    smp = [t for t in tests if tiers[t][0].endswith(',smp')]
+    result(listed('--tier', 'compat') == compat,
+           'tests/vm/run --tier compat --list selects the compat lines', str(listed('--tier', 'compat')))
+    result(listed('--smp', 'yes') == smp and listed('--smp', 'no') == [t for t in tests if t not in smp]
+           and listed('--tier', 'compat', '--smp', 'yes') == [t for t in compat if t in smp],
+           'tests/vm/run --smp yes|no selects the ",smp" lines or the others', str(smp))
+    result(listed('--smp', 'no', '--reverse') == [t for t in reversed(tests) if t not in smp],
+           'tests/vm/run --reverse lists the selection last first')
     return done()
 
 

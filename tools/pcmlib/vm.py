@@ -370,6 +370,8 @@ def _guest_env(args, rel, ko, rwdir, nvme, native, nvme_4k=""):
             "PCM_NATIVE": "1" if native else "0",
         }
     )
+    if args.queue:
+        env["PCM_QUEUE"] = os.path.abspath(args.queue)
     if args.no_insmod:
         env["PCM_NO_INSMOD"] = "1"
     if args.udev:
@@ -506,6 +508,10 @@ def run_vm(args, cmd):
         f"--rwdir={rwdir}",
         f"--rwdir={rundir}",
     ]
+    if args.queue:
+        # tests/vm/run's claims, shared with the VMs beside this one
+        os.makedirs(args.queue, exist_ok=True)
+        argv.append(f"--rwdir={os.path.abspath(args.queue)}")
     if not args.udev:
         # virtme-ng's init starts udevd if it finds it, and its coldplug
         # and blkid probes would open the tests' devices at random
@@ -732,6 +738,9 @@ def _parser():
                    default=os.environ.get("PCM_KVM", "auto"),
                    help="auto: probe once per machine, cache in /var/cache/dm-pcm/kvm-ok "
                    "(build/.kvm-ok where that is not writable; default; env PCM_KVM)")
+    p.add_argument("--queue", metavar="DIR",
+                   help="a directory the guest may write, shared with other VMs: "
+                   "tests/vm/run claims each test there before running it ($PCM_QUEUE)")
     p.add_argument("--no-build", action="store_true", help="do not build the module")
     p.add_argument("--no-deps", action="store_true", help="do not run tools/install-deps")
     p.add_argument("--no-insmod", action="store_true", help="do not insmod dm-pcm.ko")
