@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """tools/ecc-profile.py trace|fgraph NAME TRACE[.xz] [PLAIN.json TRACED.json]
+tools/ecc-profile.py summary FIO.json
 
 tools/ecc-profile's reader (NAME only names the report).
+
+summary: one line of fio's JSON report (its one job): IOPS, ns an I/O,
+fio's clat median and mean.
 
 trace: a tracefs trace of QD1 reads (one at a time) cut into reads at
 each .map (ep_map: dm-pcm's pcm_map, ep_linmap: dm-linear's linear_map),
@@ -18,11 +22,14 @@ in it; with fio's JSON of the same run untraced and traced, the median
 less the tracer's cost (fgraph()'s comment), and that per I/O.
 """
 import collections
-import json
 import lzma
+import os
 import re
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pcmlib import fio  # noqa: E402 (sys.path set first)
 
 LINE = re.compile(r'^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): ?(.*)$')
 STARTS = ('ep_map', 'ep_linmap')
@@ -94,12 +101,21 @@ FG_CLOSE = re.compile(r'([\d.]+) us\s+\|\s+\} /\* ([\w.]+)(?: \[\w+\])? \*/')
 def fio_ns(path):
     """ns an I/O (1e9 / IOPS) of a fio JSON, or None."""
     try:
-        with open(path) as f:
-            j = json.load(f)['jobs'][0]
-    except (OSError, ValueError, KeyError, IndexError):
+        j = fio.jobs(fio.load(path))[0]
+    except (OSError, fio.FioError):
         return None
-    s = j['read'] if j['read']['io_bytes'] else j['write']
+    s = fio.moved(j)
     return 1e9 / s['iops'] if s['iops'] else None
+
+
+def summary(path):
+    """tools/ecc-profile's line of a run: IOPS, ns an I/O, and fio's clat
+    (from the submit call's return) median and mean."""
+    s = fio.moved(fio.jobs(fio.load(path))[0])
+    c = fio.lat(s, 'clat')
+    print('iops %.0f  ns/io %.0f  clat p50 %.1f us  mean %.1f us'
+          % (s['iops'], 1e9 / s['iops'], fio.percentile_ns(c, 50) / 1e3, c['mean'] / 1e3))
+    return 0
 
 
 def fgraph(name, path, plain=None, traced=None):
@@ -186,6 +202,8 @@ STEPS = [
 def main(argv):
     if argv[1] == 'fgraph':
         return fgraph(*argv[2:6])
+    if argv[1] == 'summary':
+        return summary(argv[2])
     if argv[1] == 'trace':
         argv = argv[1:]
     kind, path = argv[1], argv[2]

@@ -3,6 +3,7 @@
 function) runs any number of checks and prints one 'ok N - name' line;
 a crash fails its case, not the run.  result() is a case of one check.
 done() prints the plan and returns the exit code."""
+import os
 import traceback
 
 cases = failed_cases = checks = case_failures = 0
@@ -55,3 +56,18 @@ def run_all(fns, cleanup=None):
         if cleanup:
             cleanup()
     return done()
+
+
+def text_files(top, dirs):
+    """(path relative to @top, text) of every UTF-8 file under @dirs of
+    @top: the tests that hold the whole tree to a rule read it so."""
+    for d in dirs:
+        for root, _, files in os.walk(os.path.join(top, d)):
+            for f in files:
+                path = os.path.join(root, f)
+                try:
+                    with open(path, encoding='utf-8') as fh:
+                        text = fh.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                yield os.path.relpath(path, top), text

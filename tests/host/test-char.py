@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
 from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402 (sys.path set first)
 from pcmchar import guest as cguest, verdict  # noqa: E402 (sys.path set first)
+from pcmlib import fio as pfio  # noqa: E402 (sys.path set first)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402 (sys.path set first)
 from taplib import check  # noqa: E402 (sys.path set first)
@@ -52,8 +53,7 @@ iodepth = [1, 4]
 
 
 def fixture(name):
-    with open(os.path.join(FIXTURES, name), encoding='utf-8') as fh:
-        return results.loads(fh.read())
+    return pfio.load(os.path.join(FIXTURES, name))
 
 
 # --- the spec ------------------------------------------------------------------
@@ -240,10 +240,10 @@ def test_fio_parse():
         check(rep['write'] is None, 'no writes')
         got = rep['read']
         check(got['iops'] == r['iops'] and got['mbps'] == r['bw_bytes'] / 1e6 and
-              got['clat_mean_us'] == r['clat_ns']['mean'] / 1000 and
-              got['clat_p99_us'] == r['clat_ns']['percentile']['99.000000'] / 1000 and
-              got['clat_p999_us'] == r['clat_ns']['percentile']['99.900000'] / 1000 and
-              got['clat_max_us'] == r['clat_ns']['max'] / 1000, f'figures {got}')
+              got['lat_mean_us'] == r['clat_ns']['mean'] / 1000 and
+              got['lat_p99_us'] == r['clat_ns']['percentile']['99.000000'] / 1000 and
+              got['lat_p999_us'] == r['clat_ns']['percentile']['99.900000'] / 1000 and
+              got['lat_max_us'] == r['clat_ns']['max'] / 1000, f'figures {got}')
         check(sum(rep['bins']['read'].values()) == r['clat_ns']['N'] > 0,
               'the histogram holds every I/O')
     mix = results.repetitions(fixture('randrw-qd4.json'))
@@ -252,11 +252,11 @@ def test_fio_parse():
                                                      for r in mix)
     check(0.6 < share < 0.8, f'70 % reads: {share:.2f}')
     text = 'fio: warning: something\n' + json.dumps(data)
-    check(len(results.repetitions(results.loads(text))) == 3, 'JSON after a warning')
+    check(len(results.repetitions(pfio.loads(text))) == 3, 'JSON after a warning')
     for bad, why in (('no json here', 'no JSON'), ('{"jobs": [', 'not JSON'),
                      (json.dumps({'jobs': [data['jobs'][0]]}), 'no repetition')):
         try:
-            results.repetitions(results.loads(bad))
+            results.repetitions(pfio.loads(bad))
             check(False, f'no error for {bad[:30]!r}')
         except results.FioError as e:
             check(why in str(e), f'{e}')
@@ -278,7 +278,7 @@ def fake_rep(read=None, write=None, cpu=10.0):
             rep[side] = None
             continue
         v = dict(v)
-        bins = v.pop('bins', {int(v.get('clat_mean_us', 1) * 1000): 10})
+        bins = v.pop('bins', {int(v.get('lat_mean_us', 1) * 1000): 10})
         fig = {m: v.get(m, 1.0) for m in results.METRICS}
         fig['ios'] = sum(bins.values())
         rep[side], rep['bins'][side] = fig, bins
@@ -286,7 +286,7 @@ def fake_rep(read=None, write=None, cpu=10.0):
 
 
 def test_statistics():
-    reps = [fake_rep(read={'iops': x, 'clat_mean_us': 2 * x}) for x in (1.0, 2.0, 3.0, 6.0)]
+    reps = [fake_rep(read={'iops': x, 'lat_mean_us': 2 * x}) for x in (1.0, 2.0, 3.0, 6.0)]
     st = results.summarize(reps)
     sp = st['read']['iops']
     check(sp['mean'] == 3.0 and abs(sp['stdev'] - statistics.stdev([1, 2, 3, 6])) < 1e-12 and
@@ -295,7 +295,7 @@ def test_statistics():
     check(results.spread([5.0]) == {'mean': 5.0, 'stdev': 0.0, 'min': 5.0, 'max': 5.0, 'n': 1},
           'one repetition: no spread')
     check(results.spread([None, None]) is None, 'no values')
-    check(results.value(st, 'read', 'clat_mean_us') == 6.0, 'value')
+    check(results.value(st, 'read', 'lat_mean_us') == 6.0, 'value')
     mix = results.summarize([fake_rep(read={'iops': 10.0}, write={'iops': 5.0})])
     check(results.total(mix, 'iops') == 15.0, 'total of a mix')
     merged = results.summarize([fake_rep(read={'bins': {1000: 2, 3000: 1}}),
@@ -311,7 +311,7 @@ def test_statistics():
           abs(real['read']['iops']['stdev'] - statistics.stdev(iops)) < 1e-9, 'fixture spread')
     bins = real['read']['bins']
     p50 = results.percentile_us(bins, 50)
-    fio_p50 = statistics.fmean(r['read']['clat_p50_us'] for r in
+    fio_p50 = statistics.fmean(r['read']['lat_p50_us'] for r in
                                results.repetitions(fixture('randread-qd1.json')))
     check(abs(p50 - fio_p50) / fio_p50 < 0.1, f'median from bins {p50} vs fio {fio_p50}')
 
@@ -362,8 +362,8 @@ def lat(p, dev):
     base = (40.0 if dev == 'preset:pss' else 10.0) + 10 * (p.iodepth - 1)
     base *= 1.5 if p.rw.startswith('rand') else 1
     if p.rw.endswith('write'):
-        return None, {'clat_mean_us': base * (19 if dev == 'preset:pss' else 2)}
-    return {'clat_mean_us': base}, None
+        return None, {'lat_mean_us': base * (19 if dev == 'preset:pss' else 2)}
+    return {'lat_mean_us': base}, None
 
 
 def legend(ax):
@@ -403,7 +403,7 @@ def test_figure_ratios():
 def test_figure_onyx_and_cdf():
     def bw(p, dev):
         mbps = p.bs / 4096 * (100.0 if 'early' in dev else 50.0)
-        v = {'mbps': mbps, 'clat_mean_us': 1e6 * p.bs / (mbps * 1e6),
+        v = {'mbps': mbps, 'lat_mean_us': 1e6 * p.bs / (mbps * 1e6),
              'bins': {20000: 998, 200000: 1, 900000: 1}}
         if p.rw == 'randread':
             return v, None
@@ -447,7 +447,7 @@ def test_figure_onyx_and_cdf():
 def test_figure_gap():
     def gw(p, dev):
         g = figures.gap_of(dev) or 1024
-        return None, {'mbps': 100.0 * g / (g + 1), 'clat_mean_us': 40.0 + 40.0 / g}
+        return None, {'mbps': 100.0 * g / (g + 1), 'lat_mean_us': 40.0 + 40.0 / g}
     _, res = synthetic('[axes]\ndevice = ["preset:onyx gap_interval:1", '
                        '"preset:onyx gap_interval:16", "preset:onyx gap_interval:128", '
                        '"preset:onyx gap_interval:0"]\nrw = "randwrite"\n', gw)
@@ -474,9 +474,9 @@ def test_figure_gap():
 def test_report():
     def perf(p, dev):
         if p.rw == 'randwrite':
-            return None, {'clat_mean_us': 66.0, 'iops': 14000.0, 'clat_p999_us': 300.0,
-                          'clat_max_us': 900.0}
-        return {'clat_mean_us': 35.0, 'iops': 28000.0}, None
+            return None, {'lat_mean_us': 66.0, 'iops': 14000.0, 'lat_p999_us': 300.0,
+                          'lat_max_us': 900.0}
+        return {'lat_mean_us': 35.0, 'iops': 28000.0}, None
     text = TINY.replace('"preset:pss", "preset:none"', '"preset:pss"')
     s, res = synthetic(text, perf)
     rows = report.headline(res)
@@ -542,7 +542,7 @@ def test_report_versus():
               ('randread', 1048576): (1136.0, 1020.0), ('randwrite', 512): (175.0, 84.0),
               ('randwrite', 1024): (310.0, 120.0),
               ('randwrite', 1048576): (467.0, 810.0)}[p.rw, p.bs][0 if onyx else 1]
-        fig = {'mbps': bw, 'iops': bw * 1e6 / p.bs, 'clat_mean_us': 16 * p.bs / bw}
+        fig = {'mbps': bw, 'iops': bw * 1e6 / p.bs, 'lat_mean_us': 16 * p.bs / bw}
         return (fig, None) if p.rw == 'randread' else (None, fig)
     s, res = synthetic(IODRIVE_SPEC, perf)
     rows = report.headline(res, model=False)
@@ -891,6 +891,16 @@ def test_ecc_profile():
     check(step and float(step[0][4]) == 10.0, f'first to second completion: median 10 us: {step}')
     dec = [ln.split() for ln in out.splitlines() if 'decode (ecc_pair_decode)' in ln]
     check(dec and float(dec[0][2]) == 5.0, f'decode: 5 us: {dec}')
+    # its summary of a run: fio's report (a real one), IOPS and fio's clat
+    rep = os.path.join(FIXTURES, 'randrw-2jobs.json')
+    res = subprocess.run([sys.executable, prof + '.py', 'summary', rep], capture_output=True,
+                         text=True)
+    s = json.load(open(rep))['jobs'][0]['read']
+    want = (f"iops {s['iops']:.0f}  ns/io {1e9 / s['iops']:.0f}  clat p50 "
+            f"{s['clat_ns']['percentile']['50.000000'] / 1e3:.1f} us  mean "
+            f"{s['clat_ns']['mean'] / 1e3:.1f} us")
+    check(res.returncode == 0 and res.stdout.strip() == want,
+          f'ecc-profile.py summary: {res.stdout!r} {res.stderr[-300:]!r}, want {want!r}')
 
 
 def test_bench_trace():
@@ -1018,9 +1028,9 @@ def test_papers_table():
 # words its reason must hold)
 JUDGE_CASES = [
     ('a latency within 2 % of the paper',
-     dict(metric='clat_mean_us', paper=38, measured=38.6), 'reproduced', 'paper', 'within 2 %'),
+     dict(metric='lat_mean_us', paper=38, measured=38.6), 'reproduced', 'paper', 'within 2 %'),
     ('a latency 2.6 % off, nothing else known',
-     dict(metric='clat_mean_us', paper=38, measured=39), 'not reproduced', None, '+2.6 %'),
+     dict(metric='lat_mean_us', paper=38, measured=39), 'not reproduced', None, '+2.6 %'),
     ('a rate within 5 % of the paper',
      dict(metric='iops', paper=191000, measured=182000), 'reproduced', 'paper', 'within 5 %'),
     ('a rate 5.8 % off',
@@ -1028,26 +1038,26 @@ JUDGE_CASES = [
     ('a bandwidth is a rate',
      dict(metric='mbps', paper=1100, measured=1150), 'reproduced', 'paper', 'within 5 %'),
     ('a bound met',
-     dict(metric='clat_p999_us', kind='at_most', paper=240, measured=232), 'reproduced',
+     dict(metric='lat_p999_us', kind='at_most', paper=240, measured=232), 'reproduced',
      'paper', 'at most the bound'),
     ('a bound over by more than 2 %',
-     dict(metric='clat_p999_us', kind='at_most', paper=240, measured=250), 'not reproduced',
+     dict(metric='lat_p999_us', kind='at_most', paper=240, measured=250), 'not reproduced',
      None, 'over the bound by 4.2 %'),
     ('off the paper, within 2 % of a model the .rst says differs',
-     dict(metric='clat_mean_us', paper=12.05, measured=12.5, model=12.42,
+     dict(metric='lat_mean_us', paper=12.05, measured=12.5, model=12.42,
           differs=papers.AT_512), 'reproduced', 'model', '256 B'),
     ('within 2 % of the model, but the model does not differ: not reproduced',
-     dict(metric='clat_mean_us', paper=35, measured=36.5, model=36.4), 'not reproduced', None,
+     dict(metric='lat_mean_us', paper=35, measured=36.5, model=36.4), 'not reproduced', None,
      '+4.3 % from the paper'),
     ('off both paper and model where the model differs: not reproduced, against the model',
-     dict(metric='clat_mean_us', paper=61, measured=70, model=62.9,
+     dict(metric='lat_mean_us', paper=61, measured=70, model=62.9,
           differs=papers.BY_KEY['pss.write4k.lat'].differs), 'not reproduced', None,
      "+11.3 % from the model"),
     ('2 % of the timed completions late: host-bound',
-     dict(metric='clat_mean_us', paper=38, measured=47.4, late=20, timed=1000), 'host-bound',
+     dict(metric='lat_mean_us', paper=38, measured=47.4, late=20, timed=1000), 'host-bound',
      None, '20 of 1000 completions late (2.0 %'),
     ('1 % late is not over 1 %',
-     dict(metric='clat_mean_us', paper=38, measured=47.4, late=10, timed=1000),
+     dict(metric='lat_mean_us', paper=38, measured=47.4, late=10, timed=1000),
      'not reproduced', None, '+24.7 %'),
     ('dm-linear within 20 % of the measurement: host-bound',
      dict(metric='iops', paper=191000, measured=77000, linear=85000), 'host-bound', None,
@@ -1056,17 +1066,17 @@ JUDGE_CASES = [
      dict(metric='iops', paper=191000, measured=77000, linear=300000), 'not reproduced', None,
      '-59.7 %'),
     ('a figure the model does not reach: model-differs-from-paper',
-     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
+     dict(metric='lat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
           differs=papers.BY_KEY['pss.write4k.max'].differs, reached=False),
      'model-differs-from-paper', None, 'not reproduced, by the model alone: 10^8 QD1'),
     ('... and where the host is the bound, host-bound first',
-     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
+     dict(metric='lat_max_us', kind='at_most', paper=2000, measured=700, model=381.5,
           differs='x', reached=False, late=50, timed=100), 'host-bound', None, '50 of 100'),
     ('... its model matched: reproduced against the model',
-     dict(metric='clat_max_us', kind='at_most', paper=2000, measured=385, model=381.5,
+     dict(metric='lat_max_us', kind='at_most', paper=2000, measured=385, model=381.5,
           differs='the reason', reached=False), 'reproduced', 'model', 'the reason'),
     ('reproduced beats the evidence, which is kept',
-     dict(metric='clat_mean_us', paper=38, measured=38.2, late=500, timed=1000), 'reproduced',
+     dict(metric='lat_mean_us', paper=38, measured=38.2, late=500, timed=1000), 'reproduced',
      'paper', 'within 2 %'),
     ('not measured',
      dict(metric='iops', paper=1, measured=None), 'not reproduced', None, 'not measured'),
@@ -1102,38 +1112,38 @@ def test_verdict():
         check(v['verdict'] == want and v['against'] == against and words in v['reason'],
               f'{what}: {v["verdict"]} ({v["against"]}): {v["reason"]}')
         check(v['verdict'] in verdict.VERDICTS and v['reason'], f'{what}: a verdict, a reason')
-    v = verdict.judge('clat_mean_us', 38, 38.2, late=500, timed=1000)
+    v = verdict.judge('lat_mean_us', 38, 38.2, late=500, timed=1000)
     check(len(v['evidence']) == 1 and '50.0 %' in v['evidence'][0], f'evidence kept: {v}')
-    v = verdict.judge('clat_mean_us', 12.05, 12.5, model=12.42, differs='r')
+    v = verdict.judge('lat_mean_us', 12.05, 12.5, model=12.42, differs='r')
     check(abs(v['error_paper_pct'] - (12.5 - 12.05) / 12.05 * 100) < 1e-9 and
           abs(v['error_model_pct'] - (12.5 - 12.42) / 12.42 * 100) < 1e-9 and
           v['tolerance_pct'] == 2, f'errors: {v}')
-    v = verdict.judge('clat_p999_us', 240, 250, kind='at_most', model=232)
+    v = verdict.judge('lat_p999_us', 240, 250, kind='at_most', model=232)
     check(v['error_paper_pct'] is None and v['error_model_pct'] is not None, 'a bound: no '
           'error against the paper, one against the model')
     # the host's spread: dm-linear's own tail (or min) as far from its mean
-    v = verdict.judge('clat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=6.0)
+    v = verdict.judge('lat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=6.0)
     check(v['verdict'] == 'host-bound' and "host's spread" in v['reason'], f'tail: {v}')
-    v = verdict.judge('clat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=2.0)
+    v = verdict.judge('lat_p9999_us', 15.6, 21.5, model=15.8, linear_spread=2.0)
     check(v['verdict'] == 'not reproduced', f'a tail wider than the host\'s: {v}')
-    v = verdict.judge('clat_min_us', 10.4, 10.0, model=10.8, differs='r', linear_spread=-0.8)
+    v = verdict.judge('lat_min_us', 10.4, 10.0, model=10.8, differs='r', linear_spread=-0.8)
     check(v['verdict'] == 'host-bound' and "own min is -0.8" in v['reason'], f'min: {v}')
-    v = verdict.judge('clat_min_us', 10.4, 11.5, model=10.8, differs='r', linear_spread=-0.8)
+    v = verdict.judge('lat_min_us', 10.4, 11.5, model=10.8, differs='r', linear_spread=-0.8)
     check(v['verdict'] == 'not reproduced', f'the other side of the model: {v}')
-    v = verdict.judge('clat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=1.02)
+    v = verdict.judge('lat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=1.02)
     check(v['verdict'] == 'host-bound' and 'within 1.02 us of its modeled instant' in
           v['reason'], f'a tail after a punctual device: {v}')
-    v = verdict.judge('clat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=9.0)
+    v = verdict.judge('lat_p9999_us', 15.6, 23.4, model=15.8, lateness_top=9.0)
     check(v['verdict'] == 'not reproduced', f'a late device: its own tail: {v}')
-    v = verdict.judge('clat_mean_us', 38, 39, lateness_top=0.1)
+    v = verdict.judge('lat_mean_us', 38, 39, lateness_top=0.1)
     check(v['verdict'] == 'not reproduced', f'not for a mean: {v}')
     check(report.lateness_top({'lateness': [[512, 640, 3], [4096, 8192, 1], [8192, 16384, 0]]},
                               8) == 1.024 and report.lateness_top({}, 8) is None,
           'the histogram\'s top on the device\'s clock')
-    v = verdict.judge('clat_mean_us', 38, 39, linear_spread=5)
+    v = verdict.judge('lat_mean_us', 38, 39, linear_spread=5)
     check(v['verdict'] == 'not reproduced', f'a mean has no spread evidence: {v}')
     check(verdict.tolerance('iops') == verdict.tolerance('mbps') == 0.05 and
-          all(verdict.tolerance(m) == 0.02 for m in results.METRICS if m.startswith('clat')),
+          all(verdict.tolerance(m) == 0.02 for m in results.METRICS if m.startswith('lat_')),
           'a rate 5 %, a latency 2 %')
 
 
@@ -1224,23 +1234,23 @@ def test_papers_rst():
 def test_dilate():
     """results.dilate(): latencies / K, rates x K, the histogram too; K = 1
     changes nothing; rescale() between clocks."""
-    st = results.summarize([fake_rep(read={'iops': 1000.0, 'mbps': 4.0, 'clat_mean_us': 304.0,
+    st = results.summarize([fake_rep(read={'iops': 1000.0, 'mbps': 4.0, 'lat_mean_us': 304.0,
                                            'bins': {304000: 3, 320000: 1}}),
-                            fake_rep(read={'iops': 3000.0, 'mbps': 12.0, 'clat_mean_us': 312.0,
+                            fake_rep(read={'iops': 3000.0, 'mbps': 12.0, 'lat_mean_us': 312.0,
                                            'bins': {304000: 4}})])
     d = results.dilate(st, 8)
     check(d['dilation'] == 8 and st.get('dilation') is None, 'a new dict, with its K')
     check(d['read']['iops']['mean'] == 16000 and d['read']['mbps']['mean'] == 64 and
-          d['read']['clat_mean_us']['mean'] == 38.5 and d['read']['clat_mean_us']['min'] == 38
+          d['read']['lat_mean_us']['mean'] == 38.5 and d['read']['lat_mean_us']['min'] == 38
           and abs(d['read']['iops']['stdev'] - 8 * st['read']['iops']['stdev']) < 1e-9 and
-          abs(d['read']['clat_mean_us']['stdev'] - st['read']['clat_mean_us']['stdev'] / 8)
+          abs(d['read']['lat_mean_us']['stdev'] - st['read']['lat_mean_us']['stdev'] / 8)
           < 1e-9 and d['read']['iops']['n'] == 2, f'figures: {d["read"]["iops"]}')
     check(d['read']['bins'] == {38000.0: 7, 40000.0: 1} and
           results.percentile_us(d['read']['bins'], 50) == 38, f'bins {d["read"]["bins"]}')
     check(d['write'] is None and d['cpu_pct'] == st['cpu_pct'], 'the rest as it was')
     one = results.dilate(st, 1)
     check(one['read'] == st['read'], 'K = 1: the same figures')
-    check(results.rescale(80.0, 'clat_mean_us', 1, 8) == 10 and
+    check(results.rescale(80.0, 'lat_mean_us', 1, 8) == 10 and
           results.rescale(1000.0, 'iops', 1, 8) == 8000 and
           results.rescale(None, 'iops', 1, 8) is None, 'rescale')
     view = results.device_view({'held': 990, 'late': 10, 'late_max_ns': 80000,
@@ -1306,49 +1316,64 @@ def test_guest_recording():
 
 
 def test_calibrate_function():
-    """pcm-bench timing's calibration, callable from characterize: the
+    """The calibration (pcmlib/calibrate.py: pcm-bench timing's and
+    calibrate's, and a characterization's at its start): the
     device it makes (at the run's dilation), the overhead per direction
-    (fio's mean clat minus the hold: 100 us on the host's clock at any K),
+    (fio's mean lat minus the hold: 100 us on the host's clock at any K),
     the device removed after."""
     sys.path.insert(0, os.path.join(TOP, 'tools'))
     import types
-    from pcmbench import timing
-    check(timing.calibration_words() == 'preset:none gap_interval:0 read_ns:100000 '
-          'write_ns:100000' and timing.calibration_words(8) == 'preset:none gap_interval:0 '
+    from pcmlib import calibrate as pcal
+    check(pcal.calibration_words() == 'preset:none gap_interval:0 read_ns:100000 '
+          'write_ns:100000' and pcal.calibration_words(8) == 'preset:none gap_interval:0 '
           'read_ns:12500 write_ns:12500 dilation:8', 'words')
-    check(timing.overhead_of(109400) == 9400 and timing.overhead_of(109800.4, 8) == 9800 and
-          timing.overhead_of(99000, 8) == 0 and timing.overhead_of(109999, 3) == 10000,
+    check(pcal.overhead_of(109400) == 9400 and pcal.overhead_of(109800.4, 8) == 9800 and
+          pcal.overhead_of(99000, 8) == 0 and pcal.overhead_of(109999, 3) == 10000,
           'overhead_of: the hold 33333 x 3 at K = 3')
     made, ran = [], []
-    saved = {k: getattr(timing, k) for k in ('pcm_create', 'sh', 'measure', 'status',
+    saved = {k: getattr(pcal, k) for k in ('pcm_create', 'sh', 'measure', 'status',
                                              'lateness')}
-    clat = {'randread': 109400, 'randwrite': 110200}
+    lat = {'randread': 109400, 'randwrite': 110200}
 
     def fake_measure(runs, rnd, name, dev, rw, qd, args, extra=None, bs='4k', size_mib=None,
                      engine=None):
-        runs.append(dict(extra or {}, device=name, rw=rw, lat_mean_ns=clat[rw], engine=engine,
+        runs.append(dict(extra or {}, device=name, rw=rw, lat_mean_ns=lat[rw], engine=engine,
                          size_mib=size_mib))
     try:
-        timing.pcm_create = lambda name, words, backing='/dev/ram0': made.append(
+        pcal.pcm_create = lambda name, words, backing='/dev/ram0': made.append(
             (name, words, backing))
-        timing.sh = lambda cmd, **kw: ran.append(cmd) or ''
-        timing.measure = fake_measure
-        timing.status = lambda dev: {'late': 0}
-        timing.lateness = lambda name: []
+        pcal.sh = lambda cmd, **kw: ran.append(cmd) or ''
+        pcal.measure = fake_measure
+        pcal.status = lambda dev: {'late': 0}
+        pcal.lateness = lambda name: []
         runs = []
-        got = timing.calibrate(types.SimpleNamespace(runtime=1.0, cpus=1), runs, dilation=8,
-                               backing='/dev/nullb0', size_mib=63, engine='libaio')
+        got = pcal.calibrate(types.SimpleNamespace(runtime=1.0, cpus=1), runs, dilation=8,
+                             backing='/dev/nullb0', size_mib=63, engine='libaio')
     finally:
         for k, v in saved.items():
-            setattr(timing, k, v)
+            setattr(pcal, k, v)
     check(got == {'randread': 9400, 'randwrite': 10200}, f'overhead {got}')
-    check(made == [('bench-tm', timing.calibration_words(8) + ' format', '/dev/nullb0')],
+    check(made == [('bench-tm', pcal.calibration_words(8) + ' format', '/dev/nullb0')],
           f'device {made}')
     check(ran[-1] == 'dmsetup remove bench-tm' and 'set overhead_ns 0' in ran[0],
           f'commands {ran}')
     check(len(runs) == 2 and all(r['set_us'] == 100 and r['dilation'] == 8 and
                                  r['engine'] == 'libaio' and
                                  r['size_mib'] == 63 for r in runs), f'runs {runs}')
+
+
+def test_char_imports_no_pcmbench():
+    """pcmchar runs inside pcm-bench characterize and imports nothing of
+    it (its calibration and fio are pcmlib's): no module of tools/pcmchar
+    names pcmbench in an import."""
+    d = os.path.join(TOP, 'tools', 'pcmchar')
+    bad = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith('.py'):
+            with open(os.path.join(d, name), encoding='utf-8') as fh:
+                bad += [f'{name}: {ln.strip()}' for ln in fh
+                        if ln.lstrip().startswith(('import ', 'from ')) and 'pcmbench' in ln]
+    check(not bad, f'pcmchar imports pcmbench: {bad}')
 
 
 DIL_SPEC = ('dilation = 8\nrepetitions = 3\n[axes]\ndevice = "preset:pss"\nsize = "16m"\n'
@@ -1390,7 +1415,7 @@ def test_finish_dilated():
     path, figs, rows, got = report.finish(s, d, icount=True)
     check(len(rows) == 1 and rows[0].k == 8, f'one row at K = 8: {rows}')
     r = rows[0]
-    want = raw['read']['clat_mean_us']['mean'] / 8
+    want = raw['read']['lat_mean_us']['mean'] / 8
     check(abs(r.got - want) < 1e-9 and abs(r.base - want) < 1e-9,
           f'measured and dm-linear / 8: {r.got} {r.base} {want}')
     check(r.model is not None and abs(r.model - 34.96) < 0.2,
@@ -1434,7 +1459,7 @@ def test_finish_dilated():
     check(first['dilation'] == '8' and first['clock'] == 'icount' and
           first['overhead_ns'] == '9400' and first['held'] == '950' and
           first['late'] == '50' and 'overhead_ns read 9400' in first['calibration'] and
-          abs(float(first['clat_mean_us']) - want) / want < 1e-5 and
+          abs(float(first['lat_mean_us']) - want) / want < 1e-5 and
           pc[-1]['on'] == 'dm-linear' and pc[-1]['held'] == '', f'points.csv: {first}')
     check(abs(float(first['iops']) - raw['read']['iops']['mean'] * 8) /
           (raw['read']['iops']['mean'] * 8) < 1e-5, 'points.csv: IOPS x 8')
@@ -1444,7 +1469,7 @@ def test_finish_dilated():
           r.verdict['verdict'] in txt, f'the console\'s table: {txt}')
     # a figure drawn from dilated points carries them too
     _, res = synthetic('[axes]\ndevice = ["preset:pss"]\nrw = "randwrite"\n',
-                       lambda p, dev: (None, {'clat_mean_us': 500.0,
+                       lambda p, dev: (None, {'lat_mean_us': 500.0,
                                               'bins': {480000: 9, 520000: 1}}))
     res = [(p, dev, results.dilate(st, 8)) for p, dev, st in res]
     made = figures.draw_all(res, os.path.join(d, 'figs8'), conditions={
@@ -1612,10 +1637,10 @@ def test_latency_is_lat():
             'clat_ns': {'mean': 37000, 'min': 1, 'max': 2, 'percentile': {'50.000000': 37000}},
             'lat_ns': {'mean': 38000, 'min': 1, 'max': 2, 'percentile': {'50.000000': 38000},
                        'bins': {'38000': 1}}}
-    check(results.side_figures(side)['clat_mean_us'] == 38.0 and
+    check(results.side_figures(side)['lat_mean_us'] == 38.0 and
           results.latency(side)['bins'] == {'38000': 1}, 'lat first')
     del side['lat_ns']['percentile']
-    check(results.side_figures(side)['clat_mean_us'] == 37.0, 'clat without lat percentiles')
+    check(results.side_figures(side)['lat_mean_us'] == 37.0, 'clat without lat percentiles')
     s = spec.loads(TINY)
     check('lat_percentiles=1' in fiojob.job_text(s, s.points[0]), 'job files ask for them')
 
@@ -2373,7 +2398,8 @@ def main():
         test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
         test_report_versus, test_papers_table, test_verdict, test_papers_rst, test_dilate,
         test_guest_recording,
-        test_calibrate_function, test_finish_dilated, test_spec_dilation,
+        test_calibrate_function, test_char_imports_no_pcmbench, test_finish_dilated,
+        test_spec_dilation,
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
         test_bench_counters, test_bench_trace, test_ecc_profile, test_app_spec, test_app_report)

@@ -2,21 +2,32 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Host tests of tools/pcmlib, the package the tools share: words (table
 words, config replies, sizes: the one copy of each), libpcm's refusals
-(the module's own parser), and cli (every tool's entry survives a reader
-that stops early: no traceback).  Prints TAP, like tap.h."""
+(the module's own parser), cli (every tool's entry survives a reader
+that stops early: no traceback), and fio (the one reader of fio's JSON
+report, from a real one: fixtures/fio/randrw-2jobs.json).  Prints TAP,
+like tap.h."""
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-from pcmlib import emufault, libpcm, status, words  # noqa: E402 (sys.path set first)
+from pcmlib import emufault, fio, libpcm, model, status, words  # noqa: E402 (sys.path set first)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import taplib  # noqa: E402 (sys.path set first)
 from taplib import check  # noqa: E402 (sys.path set first)
 
 TOOLS = os.path.join(TOP, 'tools')
+# fio 3.33's report on a host, trimmed to the jobs' options, sides and
+# CPU figures: fio --name=x --filename=/tmp/fiotest --size=4m --rw=randrw
+# --rwmixread=70 --bs=4k --ioengine=psync --numjobs=2 --lat_percentiles=1
+# --runtime=1 --time_based --output-format=json --output=FILE
+FIO_REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio',
+                          'randrw-2jobs.json')
 
 
 def test_sizes():
@@ -247,10 +258,130 @@ def test_emufault():
           len(got['lines']) == 4, f'6.1, NOP5: {got}')
 
 
+def fio_fixture():
+    with open(FIO_REPORT, encoding='utf-8') as fh:
+        return json.load(fh)
+
+
+def test_fio_report():
+    """pcmlib.fio reads a real report: its jobs, the side that moved data,
+    fio's lat and clat apart (lat = slat + clat: lat's mean the larger),
+    fio's percentiles by their number, pcm-bench's figures named for the
+    latency they are (clat_* fio's clat, lat_* fio's lat)."""
+    raw = fio_fixture()
+    rep = fio.load(FIO_REPORT)
+    jobs = fio.jobs(rep)
+    check(rep == raw and len(jobs) == 2, f'{len(jobs)} jobs')
+    job = jobs[0]
+    side = fio.moved(job)
+    check(side is job['read'] and side['io_bytes'] > 0, 'a mix: its reads')
+    check(fio.moved({'read': {'io_bytes': 0}, 'write': {'io_bytes': 8}})['io_bytes'] == 8,
+          'writes only: its writes')
+    clat, lat = fio.lat(side, 'clat'), fio.lat(side, 'lat')
+    check(clat is side['clat_ns'] and lat is side['lat_ns'] and lat['mean'] > clat['mean'],
+          f"lat {lat['mean']} > clat {clat['mean']}")
+    check(fio.percentile_ns(clat, 50) == clat['percentile']['50.000000'] and
+          fio.percentile_ns(lat, 99.9) == lat['percentile']['99.900000'] and
+          fio.percentile_ns(clat, 12.5) is None and fio.percentile_ns({}, 50) is None,
+          'percentiles by number')
+    check(fio.lat(side, 'nope') == {}, 'a latency fio did not report: {}')
+    got = fio.figures(rep)
+    check(got == {'iops': side['iops'], 'clat_mean_ns': clat['mean'],
+                  'lat_mean_ns': lat['mean'],
+                  'clat_median_ns': clat['percentile']['50.000000'],
+                  'fio_cpu_pct': job['usr_cpu'] + job['sys_cpu']}, f'figures {got}')
+    for bad, why in (('no json here', 'no JSON'), ('{"jobs": [', 'not JSON')):
+        try:
+            fio.loads(bad)
+            check(False, f'{bad!r} read')
+        except fio.FioError as e:
+            check(why in str(e), str(e))
+    check(fio.loads('fio: a notice first\n' + json.dumps(raw)) == raw, 'a notice before it')
+    try:
+        fio.jobs({'jobs': []})
+        check(False, 'no job taken')
+    except fio.FioError as e:
+        check('no job' in str(e), str(e))
+
+
+def fio_cli(*args):
+    res = subprocess.run(['/usr/bin/python3', '-S', os.path.join(TOOLS, 'pcmlib', 'fio.py'),
+                          *args], capture_output=True, text=True)
+    return res.returncode, res.stdout.strip(), res.stderr
+
+
+def test_fio_cli():
+    """fio.py as the VM tests run it (python3 -S): a job's fields on one
+    line, --sum over the jobs, exit 1 naming a missing one."""
+    raw = fio_fixture()
+    j0, j1 = raw['jobs']
+    rc, out, err = fio_cli(FIO_REPORT, 'read.clat.min', 'read.clat.max', 'read.clat.p50',
+                           'write.lat.p99.9', 'error', 'write.io_bytes')
+    want = [j0['read']['clat_ns']['min'], j0['read']['clat_ns']['max'],
+            j0['read']['clat_ns']['percentile']['50.000000'],
+            j0['write']['lat_ns']['percentile']['99.900000'], j0['error'],
+            j0['write']['io_bytes']]
+    check(rc == 0 and out == ' '.join(str(v) for v in want), f'{rc} {out!r} {err!r}')
+    rc, out, err = fio_cli(FIO_REPORT, '--sum', 'write.total_ios', 'read.io_bytes')
+    check(rc == 0 and out == f"{j0['write']['total_ios'] + j1['write']['total_ios']} "
+          f"{j0['read']['io_bytes'] + j1['read']['io_bytes']}", f'--sum: {rc} {out!r} {err!r}')
+    rc, out, err = fio_cli(FIO_REPORT, 'read.clat.p12.5')
+    check(rc == 1 and not out and 'read.clat.p12.5' in err, f'missing: {rc} {out!r} {err!r}')
+    rc, out, err = fio_cli('/nonexistent.json', 'error')
+    check(rc == 1 and 'nonexistent' in err, f'no file: {rc} {err!r}')
+
+
+def test_fio_run():
+    """fio.run(): fio's report through --output=FILE (an argv list or a
+    shell line), never its stdout; FioError when fio fails."""
+    if not shutil.which('fio'):
+        check(True, 'no fio here')
+        return
+    with tempfile.TemporaryDirectory() as d:
+        data = os.path.join(d, 'data')
+        args = ['fio', '--name=t', f'--filename={data}', '--size=1m', '--rw=randread',
+                '--bs=4k', '--number_ios=16', '--ioengine=psync', '--output-format=json']
+        rep = fio.run(args)
+        check(fio.jobs(rep)[0]['read']['total_ios'] == 16, 'argv: 16 reads')
+        rep = fio.run(' '.join(args), cwd=d)
+        check(fio.jobs(rep)[0]['jobname'] == 't', 'a shell line')
+        saved = os.dup(2)   # fio's complaint (its stderr is the caller's): not in the TAP
+        try:
+            with open(os.devnull, 'w') as null:
+                os.dup2(null.fileno(), 2)
+            fio.run(['fio', '--name=t', f'--filename={data}', '--size=1m', '--rw=bogus',
+                     '--output-format=json'])
+            check(False, 'a failing fio returned')
+        except fio.FioError as e:
+            check('failed (exit' in str(e), str(e))
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def test_one_reader():
+    """Nothing else under tools/ or tests/vm names fio's latencies in its
+    JSON (clat_ns, lat_ns, slat_ns): pcmlib/fio.py reads them for every
+    tool and VM test; and one nearest-rank percentile() (pcmlib/model.py)."""
+    names = ('clat_ns', 'lat_ns', 'slat_ns')
+    found, pct = [], []
+    for rel, text in taplib.text_files(TOP, ('tools', os.path.join('tests', 'vm'))):
+        if rel == os.path.join('tools', 'pcmlib', 'fio.py') or rel.endswith('.c'):
+            continue
+        found += [rel for n in names if f"'{n}'" in text or f'"{n}"' in text]
+        pct += [rel] if 'def percentile(' in text else []
+    check(not found, f'fio JSON read outside pcmlib/fio.py: {sorted(set(found))}')
+    check(pct == [os.path.join('tools', 'pcmlib', 'model.py')], f'percentile(): {pct}')
+    vals = list(range(1, 11))
+    check([model.percentile(vals, p) for p in (0, 10, 50, 55, 99, 100)] == [1, 1, 5, 6, 10, 10]
+          and model.percentile([], 50) is None, 'nearest rank; None of nothing')
+
+
 def main():
     return taplib.run_all((test_sizes, test_words, test_status_parser_shared,
                            test_libpcm_refusals, test_entries_broken_pipe, test_status_script,
-                           test_ranks_parser, test_emufault))
+                           test_ranks_parser, test_emufault, test_fio_report, test_fio_cli,
+                           test_fio_run, test_one_reader))
 
 
 if __name__ == '__main__':

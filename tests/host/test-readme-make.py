@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 
-from taplib import done, result
+from taplib import done, result, text_files
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -106,19 +106,11 @@ def main():
     # and papers live elsewhere): the .rst section that holds the contract
     outside = re.compile(r'DESIGN\.md|shared/papers|shared/design')
     cites = []
-    for d in ('tools', 'tests', 'Documentation'):
-        for root, _, files in os.walk(os.path.join(TOP, d)):
-            for f in files:
-                path = os.path.join(root, f)
-                if path == os.path.abspath(__file__) or '__pycache__' in root:
-                    continue
-                try:
-                    with open(path, encoding='utf-8') as fh:
-                        text = fh.read()
-                except (UnicodeDecodeError, OSError):
-                    continue
-                cites += [f'{os.path.relpath(path, TOP)}:{i}' for i, ln in
-                          enumerate(text.splitlines(), 1) if outside.search(ln)]
+    for rel, text in text_files(TOP, ('tools', 'tests', 'Documentation')):
+        if os.path.join(TOP, rel) == os.path.abspath(__file__) or '__pycache__' in rel:
+            continue
+        cites += [f'{rel}:{i}' for i, ln in enumerate(text.splitlines(), 1)
+                  if outside.search(ln)]
     for name in READMES:
         with open(os.path.join(TOP, name)) as fh:
             cites += [f'{name}:{i}' for i, ln in enumerate(fh, 1) if outside.search(ln)]

@@ -95,10 +95,8 @@ refused_log=$(sed -n "/$mark/,\$p" $W/kmsg | grep -cE 'pcm: (move_gap|persist): 
 bad_log=$(grep -E 'WARNING:|BUG:|Oops|possible circular locking|KASAN|UBSAN|hung task|general protection|Call Trace' $W/kmsg | head -3)
 
 fio_bytes() {
-	python3 -c '
-import json, sys
-j = json.load(open(sys.argv[1]))["jobs"][0]
-print(j["error"], j["write"]["io_bytes"], j["read"]["io_bytes"])' "$1" 2>/dev/null || echo "? 0 0"
+	python3 "$PCM_ROOT/tools/pcmlib/fio.py" "$1" error write.io_bytes read.io_bytes \
+		2>/dev/null || echo "? 0 0"
 }
 read -r e1 w1 v1 <<<"$(fio_bytes $W/fio1.json)"
 read -r e2 w2 v2 <<<"$(fio_bytes $W/fio2.json)"

@@ -101,7 +101,7 @@ for dev in ('preset:pss', 'preset:onyx', 'preset:reram'):
 check('raw device, 2 repetitions each, IOPS > 0',
       all(r['target'] == 'raw' and r['reps'] == '2' and float(r['iops']) > 0 for r in rows))
 pss = next(r for r in rows if (r['on'], r['rw']) == ('preset:pss', 'randread'))
-lat, oh = float(pss['clat_mean_us']), int(pss['overhead_ns'] or 0) / 1000
+lat, oh = float(pss['lat_mean_us']), int(pss['overhead_ns'] or 0) / 1000
 # a completion is held to its modeled instant, less the overhead_ns the
 # calibration gave the device: pss's 4 KiB read, 34.96 us
 check(f"pss reads held: {lat:.1f} us >= 34.96 - overhead_ns {oh:.1f} us - 0.5",

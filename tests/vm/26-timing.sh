@@ -13,17 +13,19 @@
 
 brd_load 64 || skip_all "brd not available"
 
-# clat DEV RW N [FIO ARGS...]: fio's min and max completion latency (ns) of
-# N 4 KiB direct I/Os at depth 1
+# clat DEV RW N [FIO ARGS...]: fio's min, max and median completion latency
+# (clat, ns) of N 4 KiB direct I/Os at depth 1 (tools/pcmlib/fio.py reads
+# fio's report)
 clat() {
-	local dev=$1 rw=$2 n=$3
+	local dev=$1 rw=$2 n=$3 side=read out=/tmp/timing-clat.json
 	shift 3
+	[[ $rw == *write* ]] && side='write'
+	rm -f "$out"
 	fio --name=t --filename="$dev" --rw="$rw" --bs=4k --iodepth=1 --direct=1 \
-	    --ioengine=psync --size=1M --number_ios="$n" --output-format=json "$@" 2>/dev/null |
-		py -c 'import json, sys
-j = json.load(sys.stdin)["jobs"][0]
-d = j["write" if "write" in sys.argv[1] else "read"]["clat_ns"]
-print(int(d["min"]), int(d["max"]), int(d["percentile"]["50.000000"]))' "$rw"
+	    --ioengine=psync --size=1M --number_ios="$n" --output-format=json --output="$out" \
+	    "$@" 2>/dev/null
+	py "$PCM_ROOT/tools/pcmlib/fio.py" "$out" "$side.clat.min" "$side.clat.max" \
+		"$side.clat.p50"
 }
 
 field() { status_field "$1" "$2"; }

@@ -130,10 +130,11 @@ dmsetup remove rk
 # each (a time, not a count: both run at once whenever either starts);
 # sets $nw to the writes they made
 two_jobs() {
-	nw=$(fio --name=w --filename=/dev/mapper/"$1" --rw=randwrite --bs=4k --size=256k \
+	rm -f /tmp/ranks-fio.json
+	fio --name=w --filename=/dev/mapper/"$1" --rw=randwrite --bs=4k --size=256k \
 		--direct=1 --ioengine=psync --numjobs=2 --time_based --runtime=2 \
-		--output-format=json 2>/dev/null |
-		py -c 'import json, sys; print(sum(j["write"]["total_ios"] for j in json.load(sys.stdin)["jobs"]))')
+		--output-format=json --output=/tmp/ranks-fio.json 2>/dev/null
+	nw=$(py "$PCM_ROOT/tools/pcmlib/fio.py" /tmp/ranks-fio.json --sum write.total_ios)
 }
 wns=500000
 # shellcheck disable=SC2086 # $GEOM: table words, split on purpose

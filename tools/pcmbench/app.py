@@ -126,6 +126,7 @@ import sys
 import time
 
 from pcmlib import clock, vm
+from pcmlib.model import percentile
 from pcmchar import spec as pspec
 from .common import TOP, VM_TIMEOUT
 
@@ -469,14 +470,6 @@ def read_logs(prefix):
                 if len(f) >= 6 and f[2].isdigit():
                     lat.append(int(f[2]))
     return lat
-
-
-def percentile(sorted_vals, pct):
-    """The nearest-rank percentile of @sorted_vals."""
-    if not sorted_vals:
-        return None
-    i = max(0, min(len(sorted_vals) - 1, -(-len(sorted_vals) * pct // 100) - 1))
-    return sorted_vals[int(i)]
 
 
 def lifetime(r, run_dir, passes):

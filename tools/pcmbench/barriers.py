@@ -14,7 +14,8 @@ import os
 import statistics
 import subprocess
 from pcmchar import trace
-from .common import sh, remove_devices, pcm_create, move_gap_timed, status, med
+from pcmlib.bench import pcm_create, status
+from .common import sh, remove_devices, move_gap_timed, med
 
 NAME = 'barriers'
 HELP = __doc__.split('\n\n', 1)[1].strip()

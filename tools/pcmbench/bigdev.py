@@ -8,7 +8,8 @@ no icount (the NVMe is backed by a host file): wall-clock figures that
 depend on the host.
 """
 import os
-from .common import sh, remove_devices, pcm_length, dm_timed, move_gap_timed, status, med
+from pcmlib.bench import pcm_length, status
+from .common import sh, remove_devices, dm_timed, move_gap_timed, med
 
 NAME = 'bigdev'
 HELP = __doc__.split('\n\n', 1)[1].strip()

@@ -10,13 +10,13 @@ hold, once per round;
 the median over the rounds is printed and saved (its JSON's
 "overhead_ns") for later runs: pcm-bench characterize --overhead-ns
 READ,WRITE, or a table's overhead_ns:N.  The same measurement as pcm-bench
-timing's calibration point (pcmbench/timing.py: calibrate()), which
+timing's calibration point (pcmlib/calibrate.py: calibrate()), which
 characterize --calibrate runs at its start.
 """
 import statistics
 
+from pcmlib import calibrate as pcal
 from .common import fresh_ramdisk, remove_devices
-from . import timing
 
 NAME = 'calibrate'
 HELP = __doc__.split('\n\n', 1)[1].strip()
@@ -27,7 +27,7 @@ def guest(args, runs):
     k = getattr(args, 'dilation', None) or 1
     for rnd in range(args.rounds):
         # libaio at QD1, as characterize's job files (its overhead is theirs)
-        got = timing.calibrate(args, runs, rnd, dilation=k, engine='libaio')
+        got = pcal.calibrate(args, runs, rnd, dilation=k, engine='libaio')
         for r in runs[-2:]:
             r['overhead_ns'] = got[r['rw']]
     remove_devices()
@@ -46,7 +46,7 @@ def summarize(res):
     clock = 'icount' if res.get('icount') else 'real time'
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s; clock {clock}, dilation {k}; 4 KiB QD1 held "
-             f"{timing.TIMING_CAL_US} us (host): fio's mean clat minus the hold",
+             f"{pcal.TIMING_CAL_US} us (host): fio's mean lat minus the hold",
              f"{'round':>5} {'read ns':>9} {'write ns':>9}"]
     for rnd in sorted({r['round'] for r in res['runs']}):
         got = {r['rw']: r['overhead_ns'] for r in res['runs'] if r['round'] == rnd}

@@ -21,7 +21,9 @@ import os
 import statistics
 import subprocess
 
-from .common import TOP, sh, remove_devices, prefetch_fio, pcm_length, pcm_words, measure, med
+from pcmlib import fio
+from pcmlib.bench import pcm_length, measure
+from .common import TOP, sh, remove_devices, pcm_words, med
 
 NAME = 'counters'
 HELP = __doc__.split('\n\n', 1)[1].strip()
@@ -47,7 +49,7 @@ def setup(words):
     """Three ramdisks of DISK_MIB, filled: dm-linear over the first,
     dm-pcm over the second, dm-pcm-bare (the module of the same sources
     without counters or tracepoints) over the third."""
-    prefetch_fio()
+    fio.prefetch()
     remove_devices()
     sh('rmmod brd 2>/dev/null; true')
     sh(f'modprobe brd rd_nr=3 rd_size={DISK_MIB * 1024} max_part=0')

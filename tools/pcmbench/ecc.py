@@ -15,8 +15,9 @@ reported beside the first.  Where an ECC I/O's instructions go (perf,
 function_graph) and an NVMe read's time: tools/ecc-profile --help.
 """
 import statistics
-from .common import (RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, pcm_words, fio_cmd,
-                     run_fio, status, med)
+
+from pcmlib.bench import pcm_create, fio_cmd, run_fio, status
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
 
 NAME = 'ecc'
 HELP = __doc__.split('\n\n', 1)[1].strip()

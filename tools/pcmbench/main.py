@@ -21,7 +21,8 @@ its start and sets it as overhead_ns (--no-calibrate: not).
 Results, with the kernel version and the exact fio command lines, go to
 build/bench/<mode>-<kernel>.json (--outdir).  Never a pass/fail test: a
 benchmark.  One module per mode in tools/pcmbench/; what they share is
-common.py.
+common.py and, with the characterization, tools/pcmlib/bench.py (dm
+devices, fio), calibrate.py and fio.py (fio run and its JSON read).
 """
 import argparse
 import json

@@ -9,7 +9,8 @@ adds table words to dm-pcm's (e.g. "gap_interval:128", or "channels:2
 tags:1024": the timing model on, no delay).
 """
 import statistics
-from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, pcm_words, measure, med
+from pcmlib.bench import pcm_create, measure
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
 
 NAME = 'passthrough'
 HELP = __doc__.split('\n\n', 1)[1].strip()

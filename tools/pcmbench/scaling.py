@@ -15,8 +15,8 @@ contending, spinning on locks included; --no-icount gives each vCPU a
 host thread, for real parallelism (wall-clock figures that depend on the
 host).
 """
-from .common import (RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_create, pcm_words, fio_cmd,
-                     run_fio, med)
+from pcmlib.bench import pcm_create, fio_cmd, run_fio
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
 
 NAME = 'scaling'
 HELP = __doc__.split('\n\n', 1)[1].strip()

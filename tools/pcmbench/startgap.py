@@ -6,7 +6,8 @@ brd for gap intervals 1, 4, 16, 64, 128, 512 and off (0), with ratios to
 off: the shape of Onyx Figure 6 before any timing model.
 """
 import statistics
-from .common import RAMP_S, remove_devices, fresh_ramdisk, pcm_create, measure, status, med
+from pcmlib.bench import RAMP_S, pcm_create, measure, status
+from .common import remove_devices, fresh_ramdisk, med
 
 NAME = 'startgap'
 HELP = __doc__.split('\n\n', 1)[1].strip()

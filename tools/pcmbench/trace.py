@@ -27,7 +27,8 @@ import tempfile
 import time
 
 from pcmlib import status as pcmstatus, tracecmp
-from .common import TOP, fresh_ramdisk, pcm_create, remove_devices, sh
+from pcmlib.bench import pcm_create
+from .common import TOP, fresh_ramdisk, remove_devices, sh
 
 NAME = 'trace'
 HELP = __doc__.split('\n\n', 1)[1].strip()

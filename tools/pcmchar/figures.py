@@ -91,8 +91,8 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
             xs = sorted(d for rw, d in pts if rw == num and (den, d) in pts)
             ys = []
             for d in xs:
-                a = R.value(pts[(num, d)], side, 'clat_mean_us')
-                b = R.value(pts[(den, d)], den_side, 'clat_mean_us')
+                a = R.value(pts[(num, d)], side, 'lat_mean_us')
+                b = R.value(pts[(den, d)], den_side, 'lat_mean_us')
                 ys.append(a / b)
                 rows.append([dev, name, label('', rest, rests), d, a, b, a / b])
             if len(xs) > 1:  # one depth is no curve over the depth (a QD1-only run)
@@ -231,7 +231,7 @@ def onyx_fig6(res):
         xs = sorted(pts, key=lambda g: g or 1 << 30)
         at = [g or off for g in xs]
         bw = [R.value(pts[g], 'write', 'mbps') for g in xs]
-        lat = [R.value(pts[g], 'write', 'clat_mean_us') for g in xs]
+        lat = [R.value(pts[g], 'write', 'lat_mean_us') for g in xs]
         lab = label(base, rest, rests)
         ax.plot(at, bw, marker='o', label=f'{lab}: bandwidth')
         ax2.plot(at, lat, marker='s', linestyle=':', label=f'{lab}: latency')
@@ -243,7 +243,7 @@ def onyx_fig6(res):
     h1, l1 = ax.get_legend_handles_labels()
     h2, l2 = ax2.get_legend_handles_labels()
     ax.legend(h1 + h2, l1 + l2, fontsize=7, loc='center right')
-    return fig, ['device', 'axes', 'gap_interval', 'write_mbps', 'write_clat_mean_us'], rows
+    return fig, ['device', 'axes', 'gap_interval', 'write_mbps', 'write_lat_mean_us'], rows
 
 
 def pss_cdf(res):

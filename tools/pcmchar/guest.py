@@ -19,7 +19,7 @@ import subprocess
 import time
 import types
 
-from pcmlib import status as pcmstatus, words as pwords
+from pcmlib import fio as pfio, status as pcmstatus, words as pwords
 from . import fiojob, trace
 from .spec import MIXED, size_word
 
@@ -168,12 +168,7 @@ class Guest:
         probe = {}
         try:
             for side in ('read', 'write'):
-                out = self.sh(f'fio --name=probe --filename=/dev/mapper/char-probe '
-                              f'--rw=rand{side} --bs=4k --iodepth=1 --direct=1 '
-                              f'--ioengine=psync --time_based --runtime=1 '
-                              f'--size={sectors >> 11}m --output-format=json')
-                job = json.loads(out[out.index('{'):])['jobs'][0]
-                probe[side] = job[side]['clat_ns']['mean'] / 1000
+                probe[side] = self.probe_us(side, sectors)
         finally:
             self.sh('dmsetup remove char-probe', record=False)
         need = {}
@@ -182,7 +177,7 @@ class Guest:
                 continue
             for side in ('read', 'write'):
                 got = pmodel.metric(pmodel.predict(dev, rw=f'rand{side}', ios=2000), side,
-                                    'clat_mean_us')
+                                    'lat_mean_us')
                 if got is not None and (side not in need or got < need[side][0]):
                     need[side] = (got, dev)
         self.log(f'# backing {self.backing}: 4 KiB QD1 through dm-linear: read '
@@ -192,6 +187,17 @@ class Guest:
         why = backing_too_slow(self.backing, probe, need, self.spec.dilation)
         if why:
             raise RuntimeError(why)
+
+    def probe_us(self, side, sectors):
+        """fio's mean clat (us) of 4 KiB QD1 random @side I/Os for 1 s
+        over char-probe (@sectors long)."""
+        cmd = (f'fio --name=probe --filename=/dev/mapper/char-probe '
+               f'--rw=rand{side} --bs=4k --iodepth=1 --direct=1 '
+               f'--ioengine=psync --time_based --runtime=1 '
+               f'--size={sectors >> 11}m --output-format=json')
+        self.commands.append(cmd)
+        job = pfio.jobs(pfio.run(cmd, cwd=TOP))[0]
+        return pfio.lat(job[side], 'clat')['mean'] / 1000
 
     def remove_backing(self):
         self.cleanup()
@@ -204,22 +210,22 @@ class Guest:
 
     def calibrate(self):
         """The overhead_ns per direction the points run with: measured here
-        (calibrate = true: pcmbench.timing.calibrate() over the backing
+        (calibrate = true: pcmlib.calibrate.calibrate() over the backing
         device at the run's dilation, before any device of the run), given
         (overhead_ns in the spec), or none ("uncalibrated")."""
         spec = self.spec
         if spec.calibrate:
-            from pcmbench import timing
+            from pcmlib import calibrate as pcal
             runs = []
             args = types.SimpleNamespace(runtime=max(1.0, spec.runtime), cpus=1)
             self.log(f'# calibration: this host\'s completion overhead at dilation '
-                     f'{spec.dilation} ({timing.TIMING_CAL_US} us held, 4 KiB QD1)')
+                     f'{spec.dilation} ({pcal.TIMING_CAL_US} us held, 4 KiB QD1)')
             # libaio, as every job file: its submission path is the figures'
-            got = timing.calibrate(args, runs, dilation=spec.dilation, backing=self.backing,
-                                   size_mib=(spec.ramdisk >> 20) - 1, engine='libaio')
+            got = pcal.calibrate(args, runs, dilation=spec.dilation, backing=self.backing,
+                                 size_mib=(spec.ramdisk >> 20) - 1, engine='libaio')
             self.overhead = {'read': round(got['randread']), 'write': round(got['randwrite'])}
             self.calibration = {'how': 'measured', 'overhead_ns': self.overhead,
-                                'dilation': spec.dilation, 'hold_us': timing.TIMING_CAL_US,
+                                'dilation': spec.dilation, 'hold_us': pcal.TIMING_CAL_US,
                                 'runs': runs}
         elif spec.overhead_ns:
             self.overhead = dict(spec.overhead_ns)
@@ -310,8 +316,7 @@ class Guest:
         fiojob.write_jobs(spec, os.path.join(self.dir, 'jobs'))
         devices, runs = {}, []
         try:
-            from pcmbench.common import prefetch_fio
-            prefetch_fio()
+            pfio.prefetch()
             self.make_backing()
             self.calibrate()
             for dev, (target, fullness, sched), pts in spec.plan():

@@ -170,9 +170,9 @@ def headline(res, model=True):
                 if base:
                     lin = base[1] if fig.over else R.rescale(
                         base[1], fig.metric, base[3].get('dilation', 1), k)
-                    mean = R.value(base[3], fig.side, 'clat_mean_us')
+                    mean = R.value(base[3], fig.side, 'lat_mean_us')
                     if fig.metric in V.SPREAD and not fig.over and mean is not None:
-                        spread = lin - R.rescale(mean, 'clat_mean_us',
+                        spread = lin - R.rescale(mean, 'lat_mean_us',
                                                  base[3].get('dilation', 1), k)
                 mod = model_figure(dev, fig, p, cache) if model else None
                 view = st.get('status')
@@ -363,7 +363,7 @@ def time_split_text(rows):
     out = [f'{"figure":44} {"measured":>9} {"device":>9} {"host":>7} {"overhead_ns":>11} '
            f'{"late":>14}']
     for r in rows:
-        if r.fig.metric != 'clat_mean_us' or r.fig.over or not r.status:
+        if r.fig.metric != 'lat_mean_us' or r.fig.over or not r.status:
             continue
         dev = r.status.get(f'{r.fig.side}_lat_mean_us')
         if dev is None or r.got is None:
@@ -405,8 +405,8 @@ def points_lines(res):
                     if view else '-')
             modeled = fmt(view.get(f'{side}_lat_mean_us')) if view else '-'
             out.append(f'| {p.id} | `{dev}` | {p.describe()} | {side} | {cell("iops")} | '
-                       f'{cell("mbps")} | {cell("clat_mean_us")} | {cell("clat_p99_us")} | '
-                       f'{cell("clat_p999_us")} | {st.get("dilation", 1)} | {held} | '
+                       f'{cell("mbps")} | {cell("lat_mean_us")} | {cell("lat_p99_us")} | '
+                       f'{cell("lat_p999_us")} | {st.get("dilation", 1)} | {held} | '
                        f'{modeled} |')
     return out
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """fio's JSON (json+) of one point: its repetitions, their statistics, and
-the CSV of every point of a run."""
+the CSV of every point of a run (fio's report read by pcmlib/fio.py)."""
 import csv
 import json
 import lzma
@@ -8,38 +8,26 @@ import math
 import os
 import statistics
 
-# per repetition and side (read, write); latencies in us
-METRICS = ('iops', 'mbps', 'clat_mean_us', 'clat_min_us', 'clat_p50_us', 'clat_p99_us',
-           'clat_p999_us', 'clat_p9999_us', 'clat_max_us')
-PCTS = {'clat_p50_us': '50.000000', 'clat_p99_us': '99.000000',
-        'clat_p999_us': '99.900000', 'clat_p9999_us': '99.990000'}
-SIDES = ('read', 'write')
+from pcmlib import fio
+from pcmlib.fio import FioError
 
-
-class FioError(ValueError):
-    pass
-
-
-def loads(text):
-    """fio's output: JSON, possibly after warnings fio printed first."""
-    start = text.find('{')
-    if start < 0:
-        raise FioError('no JSON in fio output')
-    try:
-        return json.loads(text[start:])
-    except json.JSONDecodeError as e:
-        raise FioError(f'fio output is not JSON: {e}') from e
+# per repetition and side (read, write); latencies in us, lat_*: fio's
+# lat (latency() says when a run's are its clat)
+METRICS = ('iops', 'mbps', 'lat_mean_us', 'lat_min_us', 'lat_p50_us', 'lat_p99_us',
+           'lat_p999_us', 'lat_p9999_us', 'lat_max_us')
+PCTS = {'lat_p50_us': 50, 'lat_p99_us': 99, 'lat_p999_us': 99.9, 'lat_p9999_us': 99.99}
+SIDES = fio.SIDES
 
 
 def latency(side):
-    """The latency a side's figures are of: fio's lat, from the request's
-    submission to its completion, where the job recorded its percentiles
-    (lat_percentiles=1: every job file since issue 33), else its clat, from
-    the submission's return (earlier runs; libaio's io_submit() is ~1 us
-    of a 1-vCPU icount guest's time, which clat leaves out).  The metrics
-    keep their clat_* names either way."""
-    lat = side.get('lat_ns') or {}
-    return lat if 'percentile' in lat else side['clat_ns']
+    """The latency a side's lat_* figures are of: fio's lat, from the
+    request's submission to its completion, where the job recorded its
+    percentiles (lat_percentiles=1: every job file since issue 33), else
+    its clat, from the submission's return (a run from before, the only
+    latency it has percentiles of; libaio's io_submit() is ~1 us of a
+    1-vCPU icount guest's time, which clat leaves out)."""
+    lat = fio.lat(side, 'lat')
+    return lat if 'percentile' in lat else fio.lat(side, 'clat')
 
 
 def side_figures(side):
@@ -47,14 +35,14 @@ def side_figures(side):
     None if it moved nothing."""
     if not side.get('io_bytes'):
         return None
-    clat = latency(side)
-    pct = clat.get('percentile', {})
+    lat = latency(side)
     r = {'iops': side['iops'], 'mbps': side['bw_bytes'] / 1e6,
-         'clat_mean_us': clat['mean'] / 1000, 'clat_min_us': clat['min'] / 1000,
-         'clat_max_us': clat['max'] / 1000,
+         'lat_mean_us': lat['mean'] / 1000, 'lat_min_us': lat['min'] / 1000,
+         'lat_max_us': lat['max'] / 1000,
          'ios': side['total_ios']}
-    for k, key in PCTS.items():
-        r[k] = pct[key] / 1000 if key in pct else None
+    for k, pct in PCTS.items():
+        ns = fio.percentile_ns(lat, pct)
+        r[k] = ns / 1000 if ns is not None else None
     return r
 
 
@@ -109,7 +97,7 @@ def summarize(reps):
     return out
 
 
-LATENCIES = tuple(m for m in METRICS if m.startswith('clat_'))
+LATENCIES = tuple(m for m in METRICS if m.startswith('lat_'))
 RATES = ('iops', 'mbps')
 
 
@@ -310,7 +298,7 @@ def load_run(spec, run_dir):
     points = {p.id: p for p in spec.points}
     res = []
     for r in run['runs']:
-        st = summarize(repetitions(loads(read_raw(run_dir, r['file']))))
+        st = summarize(repetitions(fio.loads(read_raw(run_dir, r['file']))))
         k = r.get('dilation') or run.get('dilation') or 1
         st = dilate(st, k)
         st['overhead_ns'] = r.get('overhead_ns')

@@ -37,7 +37,7 @@ created with dilation:K among its words (a device whose words give its
 own dilation:K keeps it), and the report divides its measured latencies
 by K and multiplies its rates by K (pcmchar/results.py: dilate()).
 calibrate = true measures this host's completion overhead per direction
-at the start of the run, at the run's dilation (pcmbench/timing.py:
+at the start of the run, at the run's dilation (pcmlib/calibrate.py:
 calibrate()), and overhead_ns = { read = N, write = N } gives it as
 measured before ('pcm-bench calibrate'); either way each point's device
 gets the overhead of its direction (set overhead_ns; a mix: the read

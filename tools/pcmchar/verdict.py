@@ -42,14 +42,14 @@ RATES = ('iops', 'mbps', 'ops')   # ops: an application's operations per second
 TOLERANCE = {'latency': 0.02, 'rate': 0.05}
 LATE_SHARE = 0.01     # late completions over 1 % of the timed ones: host-bound
 LINEAR_NEAR = 0.20    # dm-linear within 20 % of the measurement: host-bound
-SPREAD = ('clat_min_us', 'clat_p99_us', 'clat_p999_us', 'clat_p9999_us', 'clat_max_us')
+SPREAD = ('lat_min_us', 'lat_p99_us', 'lat_p999_us', 'lat_p9999_us', 'lat_max_us')
 TAIL = SPREAD[1:]
 
 
 def tolerance(metric):
     """The verdict's tolerance of @metric (pcmchar.results.METRICS, or ops,
     an application's): a rate (iops, mbps, ops) 5 %, a latency (every
-    clat_*, and a ratio of latencies) 2 %."""
+    lat_*, and a ratio of latencies) 2 %."""
     return TOLERANCE['rate' if metric in RATES else 'latency']
 
 
@@ -115,8 +115,9 @@ def judge(metric, paper, measured, kind='near', model=None, differs=None, reache
     if metric in SPREAD and linear_spread and measured is not None and ref:
         off = measured - ref
         if off * linear_spread > 0 and abs(off) <= abs(linear_spread) * (1 + LINEAR_NEAR):
+            stat = metric.split('_')[1]   # lat_p999_us: p999
             out['evidence'].append(
-                f"dm-linear's own {metric[5:-3]} is {linear_spread:+.3g} us from its mean on "
+                f"dm-linear's own {stat} is {linear_spread:+.3g} us from its mean on "
                 f"the same point, the measurement {off:+.3g} from the "
                 f"{'model' if model is not None else 'paper'} (the host's spread)")
     if metric in TAIL and lateness_top is not None and measured is not None and ref and \

@@ -19,6 +19,12 @@
             rank (tests/vm/35-trace.sh, pcm-bench trace)
   storm     the message storm of tools/soak and tests/vm/22-message-storm
             (runnable: python3 tools/pcmlib/storm.py --help)
+  fio       the one place that runs fio for its JSON report (--output=FILE)
+            and reads one: jobs, sides, lat/clat/slat, percentiles
+            (runnable: python3 tools/pcmlib/fio.py REPORT FIELD...)
+  bench     fio on dm devices over the ramdisk, as pcm-bench measures
+  calibrate this host's completion overhead (overhead_ns): pcm-bench
+            calibrate and timing, and a characterization at its start
 
 A tool in tools/ puts its own directory first in sys.path and imports
 "from pcmlib import ...".  Only the standard library.

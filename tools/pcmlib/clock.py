@@ -26,7 +26,7 @@ the host's: K = 1, as fast as the host is, unless asked.
 
 Calibration is on by default: every run measures this host's completion
 overhead per direction at its start, at its dilation, and sets
-overhead_ns on the devices it creates (pcmbench/timing.py: calibrate());
+overhead_ns on the devices it creates (pcmlib/calibrate.py: calibrate());
 --no-calibrate turns it off, --overhead-ns gives one measured before.
 """
 

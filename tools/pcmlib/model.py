@@ -12,8 +12,8 @@ column (libpcm.so: the module's own timing model).
                         totals}: what 'pcmctl model --json' prints
   metric(pred, side, name)
                         one figure of a prediction by the name
-                        pcmchar.results uses (clat_mean_us, iops, mbps,
-                        clat_p999_us, ...); None if the side moved nothing
+                        pcmchar.results uses (lat_mean_us, iops, mbps,
+                        lat_p999_us, ...); None if the side moved nothing
 
 With dilation:K among the words the figures are the device's (libpcm
 divides the model's times by K), the same as at K = 1.
@@ -22,17 +22,20 @@ divides the model's times by K), the same as at K = 1.
 MODEL_PCTS = (1, 50, 99, 99.9, 99.99)
 READ_PCT = {'read': 100, 'randread': 100, 'write': 0, 'randwrite': 0}
 # pcmchar.results' metric names: the key of summary() they read
-METRIC_KEYS = {'clat_mean_us': 'mean_us', 'clat_min_us': 'min_us', 'clat_max_us': 'max_us',
-               'clat_p50_us': '50', 'clat_p99_us': '99', 'clat_p999_us': '99.9',
-               'clat_p9999_us': '99.99'}
+METRIC_KEYS = {'lat_mean_us': 'mean_us', 'lat_min_us': 'min_us', 'lat_max_us': 'max_us',
+               'lat_p50_us': '50', 'lat_p99_us': '99', 'lat_p999_us': '99.9',
+               'lat_p9999_us': '99.99'}
 
 
-def percentile(sorted_ns, pct):
-    """fio's way: the value below which @pct percent of the samples lie."""
-    if not sorted_ns:
-        return 0
-    i = max(0, min(len(sorted_ns) - 1, -(-len(sorted_ns) * pct // 100) - 1))
-    return sorted_ns[int(i)]
+def percentile(sorted_vals, pct):
+    """The nearest-rank @pct-th percentile of @sorted_vals (None if there
+    are none), fio's way: the smallest value that at least @pct percent
+    of the samples do not exceed.  The one copy: the model's figures and
+    pcm-bench app's per-transaction latencies."""
+    if not sorted_vals:
+        return None
+    i = max(0, min(len(sorted_vals) - 1, -(-len(sorted_vals) * pct // 100) - 1))
+    return sorted_vals[int(i)]
 
 
 def summary(lat, is_write, elapsed_ns, want_write):
