@@ -31,9 +31,8 @@ sys.path.insert(0, os.path.join(TOP, 'tools'))
 sys.dont_write_bytecode = True
 from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402 (sys.path set first)
 from pcmchar import guest as cguest, verdict  # noqa: E402 (sys.path set first)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio')
 WORK = tempfile.mkdtemp(prefix='test-char.')
@@ -2377,7 +2376,7 @@ def main():
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
         test_bench_counters, test_bench_trace, test_ecc_profile, test_app_spec, test_app_report)
-    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
+    return tap.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':

@@ -12,9 +12,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 from pcmlib import emufault, libpcm, status, words  # noqa: E402 (sys.path set first)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 
 TOOLS = os.path.join(TOP, 'tools')
 
@@ -248,7 +247,7 @@ def test_emufault():
 
 
 def main():
-    return taplib.run_all((test_sizes, test_words, test_status_parser_shared,
+    return tap.run_all((test_sizes, test_words, test_status_parser_shared,
                            test_libpcm_refusals, test_entries_broken_pipe, test_status_script,
                            test_ranks_parser, test_emufault))
 

@@ -19,6 +19,8 @@
             rank (tests/vm/35-trace.sh, pcm-bench trace)
   storm     the message storm of tools/soak and tests/vm/22-message-storm
             (runnable: python3 tools/pcmlib/storm.py --help)
+  tap       TAP, the one Python printer of it: every Python test's (tests/host,
+            tests/vm), as tap.h is the C tests' and tests/vm/lib.sh the shell's
 
 A tool in tools/ puts its own directory first in sys.path and imports
 "from pcmlib import ...".  Only the standard library.
