@@ -20,11 +20,11 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
-
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'tools'))
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
+
 OUT = os.path.join(TOP, 'build', 'host')
 EXE = os.path.join(OUT, 'bdb-swap')
 KEYS = 2000
@@ -157,7 +157,7 @@ def test_verify_is_exact():
 
 
 def main():
-    return taplib.run_all((test_build, test_usage, test_load, test_run, test_crash,
+    return tap.run_all((test_build, test_usage, test_load, test_run, test_crash,
                            test_verify_is_exact),
                           cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 

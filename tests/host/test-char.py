@@ -32,9 +32,8 @@ sys.dont_write_bytecode = True
 from pcmchar import figures, fiojob, papers, report, results, spec, trace  # noqa: E402 (sys.path set first)
 from pcmchar import guest as cguest, verdict  # noqa: E402 (sys.path set first)
 from pcmlib import fio as pfio  # noqa: E402 (sys.path set first)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures', 'fio')
 WORK = tempfile.mkdtemp(prefix='test-char.')
@@ -376,9 +375,10 @@ def test_figure_ratios():
     fig, head, rows = figures.psd_fig1(res)
     ax = fig.axes[0]
     lines = {l.get_label(): l for l in ax.get_lines()}
-    check(set(legend(ax)) >= {'preset:pss: read', 'preset:pss: write', 'dm-linear: read',
-                              'dm-linear: write'}, f'legend {legend(ax)}')
-    l = lines['preset:pss: read']
+    check(set(legend(ax)) >= {'PSS (dm-pcm), read', 'PSS (dm-pcm), write',
+                              'dm-linear (baseline), read', 'dm-linear (baseline), write'},
+          f'legend {legend(ax)}')
+    l = lines['PSS (dm-pcm), read']
     check(list(l.get_xdata()) == [1, 4, 16, 64] and
           all(abs(y - 1.5) < 1e-9 for y in l.get_ydata()), 'random / sequential 1.5x')
     paper = [l for l in ax.get_lines() if 'PSD' in l.get_label()]
@@ -392,8 +392,8 @@ def test_figure_ratios():
     fig, _, rows = figures.psd_fig2(res)
     ax = fig.axes[0]
     y = {l.get_label(): list(l.get_ydata()) for l in ax.get_lines()}
-    check(all(abs(v - 19) < 1e-9 for v in y['preset:pss: random']) and
-          all(abs(v - 2) < 1e-9 for v in y['dm-linear: sequential']), f'write/read {y}')
+    check(all(abs(v - 19) < 1e-9 for v in y['PSS (dm-pcm), random']) and
+          all(abs(v - 2) < 1e-9 for v in y['dm-linear (baseline), sequential']), f'write/read {y}')
     check(any('19x' in k and v == [19, 19] for k, v in y.items()), 'the paper: 19x')
     figures.plt.close(fig)
     check(figures.psd_fig3(res) is None and figures.onyx_fig4(res) is None and
@@ -416,14 +416,14 @@ def test_figure_onyx_and_cdf():
     fig, _, rows = figures.onyx_fig4(res)
     ax = fig.axes[0]
     labels = legend(ax)
-    check('preset:onyx completion:early: read' in labels and 'preset:onyx: 50/50' in labels,
-          f'legend {labels}')
+    check('Onyx (dm-pcm), completion:early, read' in labels and
+          'Onyx (dm-pcm), 50/50 read/write' in labels, f'legend {labels}')
     paper = {l.get_label(): (l.get_xdata()[0], l.get_ydata()[0]) for l in ax.get_lines()
              if l.get_label().startswith('Onyx paper')}
     check(len(paper) == 4 and any(v == (1 << 20, 1100) for v in paper.values()) and
           any(v == (1 << 20, 470) for v in paper.values()) and
           any(v == (512, 478000 * 512 / 1e6) for v in paper.values()), f'paper {paper}')
-    mix = [l for l in ax.get_lines() if l.get_label() == 'preset:onyx: 50/50'][0]
+    mix = [l for l in ax.get_lines() if l.get_label() == 'Onyx (dm-pcm), 50/50 read/write'][0]
     check(list(mix.get_ydata()) == [6.25 * 1.5, 50 * 1.5, 12800 * 1.5], 'read + write of a mix')
     check(ax.get_xlabel() == 'access size (bytes)' and ax.get_ylabel() == 'bandwidth (MB/s)',
           'labels')
@@ -434,13 +434,14 @@ def test_figure_onyx_and_cdf():
     fig, _, rows = figures.pss_cdf(res)
     ax = fig.axes[0]
     labels = legend(ax)
-    check('preset:pss: 99.9 % within 200 us' in labels and
-          'PSS paper: 99.9 % within 240 us' in labels and 'PSS paper: highest 2000 us' in labels,
+    check('PSS (dm-pcm): 99.9 % within 200 µs' in labels and
+          'PSS paper: 99.9 % within 240 µs' in labels and 'PSS paper: highest 2000 µs' in labels,
           f'legend {labels}')
-    curve = [l for l in ax.get_lines() if l.get_label() == 'preset:pss'][0]
+    curve = [l for l in ax.get_lines() if l.get_label() == 'PSS (dm-pcm)'][0]
     check(list(curve.get_xdata()) == [20, 200, 900] and
           list(curve.get_ydata()) == [0.998, 0.999, 1.0], 'the CDF')
-    check(ax.get_xscale() == 'log' and 'us' in ax.get_xlabel(), 'log latency axis')
+    check(ax.get_xscale() == 'log' and ax.get_xlabel() == 'completion latency (µs)',
+          'log latency axis')
     figures.plt.close(fig)
 
 
@@ -457,8 +458,8 @@ def test_figure_gap():
     ticks = [t.get_text() for t in ax.get_xticklabels()]
     check(ticks == ['1', '16', '128', 'off'], f'ticks {ticks}')
     check(list(bw.get_xdata()) == [1, 16, 128, 512] and bw.get_label() ==
-          'preset:onyx: bandwidth', f'{bw.get_label()} {list(bw.get_xdata())}')
-    check('MB/s' in ax.get_ylabel() and 'us' in ax2.get_ylabel() and
+          'Onyx (dm-pcm), bandwidth', f'{bw.get_label()} {list(bw.get_xdata())}')
+    check('MB/s' in ax.get_ylabel() and '(µs)' in ax2.get_ylabel() and
           'gap write interval' in ax.get_xlabel(), 'two labelled axes')
     check([r[2] for r in rows] == [1, 16, 128, 0], f'CSV keeps 0 for off: {rows}')
     figures.plt.close(fig)
@@ -469,6 +470,59 @@ def test_figure_gap():
             check(fh.read(8) == b'\x89PNG\r\n\x1a\n', f'{png} is a PNG')
         with open(csvp) as fh:
             check(len(fh.read().splitlines()) > 1, f'{csvp} has rows')
+
+
+def test_figure_words():
+    """The figures in the words a reader expects (issue 49, item 6): a
+    legend names a device as the paper does ("Onyx (dm-pcm)", the
+    baseline "dm-linear (baseline)"), its other table words as the table
+    has them, and an axis as a reader says it ("64 in flight"), never as
+    the spec's keys (preset:onyx iodepth=64 warmup_ios=0 ramp=0.0: read,
+    Documentation/characterization/onyx-fig4's first legend); every axis
+    has its unit; the rank heat map's colour bar says its values are %."""
+    def bw(p, dev):
+        v = {'mbps': p.bs / 4096 * 50.0, 'clat_mean_us': 100.0}
+        return ((v, None) if p.rw == 'randread' else (None, v) if p.rw == 'randwrite' else
+                (v, dict(v)))
+    with open(os.path.join(TOP, 'Documentation', 'characterization', 'onyx-fig4',
+                           'spec.toml'), encoding='utf-8') as fh:
+        _, res = synthetic(fh.read(), bw)   # the committed run's devices and axes
+    fig, _, rows = figures.onyx_fig4(res)
+    ax = fig.axes[0]
+    labels = legend(ax)
+    check({'Onyx (dm-pcm), 16 in flight, read', 'Onyx (dm-pcm), 64 in flight, read',
+           'Onyx (dm-pcm), completion:early, 16 in flight, write',
+           'dm-linear (baseline), 16 in flight, 50/50 read/write',
+           'Onyx paper: 512 B random reads, 64 in flight'} <= set(labels), f'legend {labels}')
+    check(not [t for t in labels if 'preset:' in t or '=' in t or 'warmup' in t or
+               'ramp' in t], f'no spec key in the legend: {labels}')
+    check(any(r[2] == 'iodepth=64' for r in rows), 'the CSV keeps its keys (iodepth=64)')
+    check(ax.get_xlabel() == 'access size (bytes)' and ax.get_ylabel() == 'bandwidth (MB/s)',
+          'units on both axes')
+    figures.plt.close(fig)
+    check(figures.device_name('preset:optane ecc:bch') == 'Optane P4800X (dm-pcm), ecc:bch' and
+          figures.device_name('gap_interval:16') == 'dm-pcm, gap_interval:16' and
+          figures.device_name('dm-linear') == 'dm-linear (baseline)', 'device names')
+    # every figure: a unit in brackets on each axis, no "preset:" in a legend
+    _, res = synthetic('[axes]\ndevice = ["preset:pss"]\nrw = ["read", "randread", "write", '
+                       '"randwrite", "rw", "randrw"]\niodepth = [1, 4]\nrwmixread = [30, 50]\n',
+                       lambda p, dev: ({'clat_mean_us': 10.0, 'iops': 100.0},
+                                       {'clat_mean_us': 20.0, 'iops': 50.0}))
+    drawn = 0
+    for name, build in figures.BUILDERS.items():
+        out = build(res)
+        if out is None:
+            continue
+        drawn += 1
+        for a in out[0].axes:
+            check('(' in a.get_xlabel() + a.get_ylabel() and
+                  all(('(' in t and ')' in t) for t in (a.get_xlabel(), a.get_ylabel()) if t),
+                  f'{name}: units: {a.get_xlabel()!r} / {a.get_ylabel()!r}')
+            if a.get_legend():
+                check(not [t for t in legend(a) if 'preset:' in t or ' us' in t],
+                      f'{name}: legend {legend(a)}')
+        figures.plt.close(out[0])
+    check(drawn >= 4, f'{drawn} figures drawn')
 
 
 def test_report():
@@ -1785,6 +1839,18 @@ def test_rank_heatmap():
           f'34 ranks: per channel: {lines}')
     made = figures.rank_heatmaps([(p, dev, st)])
     check(len(made['rank-util'][2]) == 34, 'the map: every rank')
+    # its values are % (0-100): the colour bar says so, on its ticks too (a
+    # QD1 run's scale, 0-1 %, read as fractions under a bare "%")
+    fig = made['rank-util'][0]
+    ax, bar = fig.axes
+    tick = bar.yaxis.get_major_formatter()
+    check(bar.get_ylabel() == "rank utilisation (% of the point's time)" and
+          tick(0.5, 0) == '0.5 %' and tick(30, 0) == '30 %',
+          f'colour bar: {bar.get_ylabel()!r}, ticks {tick(0.5, 0)!r}')
+    check(ax.get_title().startswith('PSS (dm-pcm): rank utilisation') and
+          ax.get_xlabel() == 'rank (channel.rank)' and ax.get_ylabel(),
+          f'title {ax.get_title()!r}, axes {ax.get_xlabel()!r} / {ax.get_ylabel()!r}')
+    figures.plt.close(fig)
     check(report.rank_lines([(p, dev, dict(st, ranks=None))])[0].startswith('(no "ranks"'),
           'none recorded')
 
@@ -2394,7 +2460,7 @@ def main():
     cases = (
         test_spec_points, test_spec_sweeps, test_example_specs, test_spec_errors, test_job_files,
         test_fio_parse, test_statistics, test_points_csv, test_figure_ratios,
-        test_figure_onyx_and_cdf, test_figure_gap, test_report, test_trace_parsing,
+        test_figure_onyx_and_cdf, test_figure_gap, test_figure_words, test_report, test_trace_parsing,
         test_finish_from_fixtures, test_spec_tables_libpcm, test_bench_cli, test_rundir,
         test_report_versus, test_papers_table, test_verdict, test_papers_rst, test_dilate,
         test_guest_recording,
@@ -2403,7 +2469,7 @@ def main():
         test_bench_cli_dilation, test_run_clock_defaults, test_read_raw_xz,
         test_warmup_ios, test_backing_dev, test_latency_is_lat, test_rank_heatmap,
         test_bench_counters, test_bench_trace, test_ecc_profile, test_app_spec, test_app_report)
-    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
+    return tap.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':

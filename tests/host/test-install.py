@@ -21,9 +21,9 @@ import subprocess
 import sys
 import tempfile
 
-from taplib import done, result
-
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'tools'))
+from pcmlib.tap import done, result  # noqa: E402 (sys.path set first)
 
 
 def run(argv, **kw):

@@ -22,9 +22,9 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+sys.path.insert(0, os.path.join(TOP, 'tools'))
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 
 FAKE_DMSETUP = r'''#!/bin/sh
 # fake dmsetup: answers from files in $FAKE_DM, logs every call; what the
@@ -718,7 +718,7 @@ def main():
         test_create_kernel_reason, test_map_simulation, test_map_randomized,
         test_map_text_and_errors, test_cli, test_broken_pipe, test_model, test_params,
         test_fresh_tree_builds_lib)
-    return taplib.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
+    return tap.run_all(cases, cleanup=lambda: shutil.rmtree(WORK, ignore_errors=True))
 
 
 if __name__ == '__main__':

@@ -17,9 +17,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 from pcmlib import emufault, fio, libpcm, model, status, words  # noqa: E402 (sys.path set first)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 
 TOOLS = os.path.join(TOP, 'tools')
 # fio 3.33's report on a host, trimmed to the jobs' options, sides and
@@ -365,7 +364,7 @@ def test_one_reader():
     tool and VM test; and one nearest-rank percentile() (pcmlib/model.py)."""
     names = ('clat_ns', 'lat_ns', 'slat_ns')
     found, pct = [], []
-    for rel, text in taplib.text_files(TOP, ('tools', os.path.join('tests', 'vm'))):
+    for rel, text in tap.text_files(TOP, ('tools', os.path.join('tests', 'vm'))):
         if rel == os.path.join('tools', 'pcmlib', 'fio.py') or rel.endswith('.c'):
             continue
         found += [rel for n in names if f"'{n}'" in text or f'"{n}"' in text]
@@ -378,7 +377,7 @@ def test_one_reader():
 
 
 def main():
-    return taplib.run_all((test_sizes, test_words, test_status_parser_shared,
+    return tap.run_all((test_sizes, test_words, test_status_parser_shared,
                            test_libpcm_refusals, test_entries_broken_pipe, test_status_script,
                            test_ranks_parser, test_emufault, test_fio_report, test_fio_cli,
                            test_fio_run, test_one_reader))

@@ -18,11 +18,9 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
 from pcmchar.papers import BY_KEY as PAPER  # noqa: E402 (sys.path set first; the one table of figures)
+from pcmlib.tap import done, result  # noqa: E402 (sys.path set first)
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 TOL = 0.05
-
-N = [0]
-FAILED = [0]
 
 
 def model(preset, *args, ios=20000):
@@ -33,15 +31,6 @@ def model(preset, *args, ios=20000):
     if res.returncode:
         raise RuntimeError(f'{" ".join(cmd)}: {res.stderr.strip()}')
     return json.loads(res.stdout)
-
-
-def result(ok, what, detail=''):
-    N[0] += 1
-    print(f'{"ok" if ok else "not ok"} {N[0]} - {what}')
-    if not ok:
-        FAILED[0] += 1
-        if detail:
-            print(f'#   {detail}')
 
 
 def near(key, got, what=None):
@@ -334,8 +323,7 @@ def main():
             fn()
         except Exception as e:  # pylint: disable=broad-except
             result(False, f'{fn.__name__}: {e}')
-    print(f'1..{N[0]}')
-    return 1 if FAILED[0] else 0
+    return done()
 
 
 if __name__ == '__main__':

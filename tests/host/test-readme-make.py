@@ -19,9 +19,9 @@ import subprocess
 import sys
 import tempfile
 
-from taplib import done, result, text_files
-
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'tools'))
+from pcmlib.tap import done, result, text_files  # noqa: E402 (sys.path set first)
 
 
 READMES = ('README.md', 'tests/README.md', 'tools/README.md')

@@ -13,10 +13,9 @@ import tempfile
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PCMCTL = os.path.join(TOP, 'tools', 'pcmctl')
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
-import taplib  # noqa: E402 (sys.path set first)
-from taplib import check  # noqa: E402 (sys.path set first)
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+from pcmlib.tap import check  # noqa: E402 (sys.path set first)
 from pcmlib import libpcm, trace  # noqa: E402 (sys.path set first)
 
 WORK = tempfile.mkdtemp(prefix='test-trace.')
@@ -602,7 +601,7 @@ def cleanup():
 
 
 if __name__ == '__main__':
-    sys.exit(taplib.run_all([test_parsers_agree, test_open_loop_queueing,
+    sys.exit(tap.run_all([test_parsers_agree, test_open_loop_queueing,
                              test_closed_loop_matches_model, test_refusals, test_help_example,
                              test_resources_known, test_host_and_rate, test_small_requests,
                              test_wear, test_blktrace_binary, test_outputs, test_job_files],

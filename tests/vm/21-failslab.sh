@@ -100,7 +100,8 @@ rm -f /tmp/failslab.count
 python3 - "$PCM_ROOT/tools" "$len" "$params" $mode <<'PY'
 import os, re, sys, time
 sys.path.insert(0, sys.argv[1])
-from pcmlib import dmioctl
+from pcmlib import dmioctl, tap
+from pcmlib.tap import note, result as ok
 
 length, params, mode = int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
 MAXK = 5000
@@ -117,20 +118,6 @@ dm = dmioctl.DM()
 nth = os.open('/proc/thread-self/fail-nth', os.O_RDWR)
 kmsg = os.open('/dev/kmsg', os.O_RDONLY | os.O_NONBLOCK)
 os.lseek(kmsg, 0, os.SEEK_END)
-n = fails = 0
-
-
-def ok(cond, what):
-    global n, fails
-    n += 1
-    if not cond:
-        fails += 1
-    print('%sok %d %s' % ('' if cond else 'not ', n, what), flush=True)
-    return cond
-
-
-def note(s):
-    print('# ' + s, flush=True)
 
 
 def kernel_log():
@@ -210,9 +197,8 @@ class Loop:
         t0 = time.time()
         for k in range(1, MAXK + 1):
             if time.time() > DEADLINE:
-                print('ok %d %s: stopped after %d failure points, time budget %d s # SKIP'
-                      % (n + 1, what, k - 1, BUDGET), flush=True)
-                globals()['n'] += 1
+                tap.skip('%s: stopped after %d failure points, time budget %d s'
+                         % (what, k - 1, BUDGET))
                 break
             set_nth(k)
             err = attempt()
@@ -312,8 +298,8 @@ else:
     note('allocation failure points exercised: %d (%d of the dumped stacks had dm-pcm on them)'
          % (total, ours))
 with open('/tmp/failslab.count', 'w') as f:
-    f.write('%d %d\n' % (n, fails))
-sys.exit(1 if fails else 0)
+    f.write('%d %d\n' % (tap.cases, tap.failed_cases))
+sys.exit(tap.exit_code())
 PY
 rc=$?
 # the python part numbered its own KTAP lines from 1: continue after them

@@ -25,15 +25,14 @@ expect "it printed the pcmctl commands it ran" grep -q '^# tools/pcmctl create p
 [ -s $out/summary.json ] || { fail "summary.json written"; finish; }
 
 # the summary's own figures, checked here without the demo's verdicts
-expect "summary: fsck clean, table, counters against fio" py - $out/summary.json <<'PY'
+expect "summary: fsck clean, table, counters against fio" py - $out/summary.json "$PCM_ROOT/tools" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[2])
+from pcmlib import tap
 s = json.load(open(sys.argv[1]))
 st, jobs = s['status'], s['fio']
-ok = True
 def check(what, cond):
-    global ok
-    print(f"# {'ok' if cond else 'FAILED'}: {what}")
-    ok &= bool(cond)
+    tap.check(cond, what, shown=True)
 check('fsck.ext4 -fn clean', s['fsck_clean'] is True)
 table = s['table'].split()
 check(f"table length {table[1]} is pcmctl length's {s['length']}", int(table[1]) == s['length'])
@@ -53,7 +52,7 @@ check('gap moves happened (gap_interval 128 in each of onyx\'s 8 domains)',
       st['writes'] // 128 >= st['gap_moves'] >= st['writes'] // 128 - 8 > 0)
 check('no move failed, metadata ok', st['move_errors'] == 0 and st['metadata'] == 'ok')
 check("the demo's own checks all passed", all(c['ok'] for c in s['checks']))
-sys.exit(0 if ok else 1)
+sys.exit(tap.exit_code())
 PY
 # the characterization (tools/char/demo.toml, --short: its QD1 points):
 # pss, onyx and reram beside their papers and the model, each with a
@@ -66,14 +65,13 @@ expect "it printed pss's, onyx's and reram's QD1 read latency, each with a verdi
 		grep -q '^clock: real time; dilation: 1 ' /tmp/demo.out &&
 		grep -q '^report:  $out/char/demo/report.md' /tmp/demo.out"
 expect "the report has every section, the CSVs every point asked for" \
-	py - $out/char/demo <<'PY'
+	py - $out/char/demo "$PCM_ROOT/tools" <<'PY'
 import csv, os, sys
 d = sys.argv[1]
-ok = True
+sys.path.insert(0, sys.argv[2])
+from pcmlib import tap
 def check(what, cond):
-    global ok
-    print(f"# {'ok' if cond else 'FAILED'}: {what}")
-    ok &= bool(cond)
+    tap.check(cond, what, shown=True)
 md = open(os.path.join(d, 'report.md')).read()
 for s in ('# dm-pcm characterization: demo', '## Paper vs dm-pcm', '## Figures', '## Points',
           '## Rank utilisation', '## blktrace', '## Devices', '## Commands', '## Spec'):
@@ -112,7 +110,7 @@ check('--no-figures: no figure drawn, and the report says so',
       not os.path.exists(os.path.join(d, 'figures')) and '--no-figures' in md)
 check('the devices: table line and config reply', md.count('dmsetup table: 0 ') == 4 and
       'config: ' in md)
-sys.exit(0 if ok else 1)
+sys.exit(tap.exit_code())
 PY
 expect "the device and the ramdisk are gone" bash -c "! dmsetup info pcm-demo >/dev/null 2>&1 && [ ! -e /sys/module/brd ]"
 finish

@@ -62,15 +62,14 @@ expect "no server left running, nothing mounted, no device nor cgroup left" \
 		! dmsetup info char-dut >/dev/null 2>&1"
 
 expect "run.json: each device ran pgbench end to end, fsck clean, removed" \
-	py - "$dir" <<'PY'
+	py - "$dir" "$PCM_ROOT/tools" <<'PY'
 import json, os, sys
 d = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from pcmlib import tap
 run = json.load(open(os.path.join(d, 'run.json')))
-ok = True
 def check(what, cond):
-    global ok
-    print(f"# {'ok' if cond else 'FAILED'}: {what}")
-    ok &= bool(cond)
+    tap.check(cond, what, shown=True)
 check('one device', [r['device'] for r in run['runs']] == ['preset:onyx'])
 check('--short: 2 clients for 1 s, the database twice the cgroup', 'scale 5, the server in a '
       '32 MiB memory cgroup (shared_buffers 4 MiB; the database 78 MB, 2.3x it), 2 clients, '
@@ -113,7 +112,7 @@ check(f'the measured run traced ({run["runs"][0].get("trace")}) and replayed for
 onyx = run['runs'][0]['status']
 check(f'onyx held its completions ({onyx["held"]}) and modeled its writes '
       f'({onyx["write_lat_mean_ns"]} ns)', onyx['held'] > 0 and onyx['write_lat_mean_ns'] > 0)
-sys.exit(0 if ok else 1)
+sys.exit(tap.exit_code())
 PY
 expect "the report has every section; app-table.csv a row per device" \
 	py - "$dir" "$PCM_ROOT/tools" <<'PY'
@@ -121,11 +120,9 @@ import csv, os, sys
 d = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
 from pcmbench.app import SECTIONS, TABLE_FIELDS
-ok = True
+from pcmlib import tap
 def check(what, cond):
-    global ok
-    print(f"# {'ok' if cond else 'FAILED'}: {what}")
-    ok &= bool(cond)
+    tap.check(cond, what, shown=True)
 md = open(os.path.join(d, 'report.md')).read()
 check('title', md.startswith('# dm-pcm under a database: app-test\n'))
 for s in SECTIONS:
@@ -146,6 +143,6 @@ check('lifetime with and without start-gap in the table',
       '| preset:onyx | 1000 |' not in md and '| `preset:onyx` | 1000 | ' in md)
 check('the cache section: the cgroup\'s row per device',
       md.count(' | 32.0 MiB | ') >= 1 and 'memory.max 32.0 MiB' in md)
-sys.exit(0 if ok else 1)
+sys.exit(tap.exit_code())
 PY
 finish

@@ -32,15 +32,14 @@ check_run() {
 		bash -c "! mountpoint -q /tmp/pcm-app/mnt && ! test -e /sys/fs/cgroup/pcm-app &&
 			! dmsetup info char-dut >/dev/null 2>&1"
 	expect "$1: run.json: each phase ran, the cgroup bounded the cache, reads reached the device" \
-		py - "$dir" "$2" "$3" <<'PY'
+		py - "$dir" "$2" "$3" "$PCM_ROOT/tools" <<'PY'
 import json, os, sys
 d, program, reads = sys.argv[1], sys.argv[2], sys.argv[3].split(',')
+sys.path.insert(0, sys.argv[4])
+from pcmlib import tap
 run = json.load(open(os.path.join(d, 'run.json')))
-ok = True
 def check(what, cond):
-    global ok
-    print(f"# {'ok' if cond else 'FAILED'}: {what}")
-    ok &= bool(cond)
+    tap.check(cond, what, shown=True)
 check(f'program {run.get("program")}', run.get('program') == program)
 r = run['runs'][0]
 check(f'{r["device"]}: no error ({r.get("error")}), fsck clean ({r["fsck"]}), removed',
@@ -62,7 +61,7 @@ for ph in r['phases']:
     if ph['label'].split()[0] in reads:
         check(f'{ph["label"]}: its reads reached the device ({st.get("reads")})',
               st.get('reads', 0) > 0)
-sys.exit(0 if ok else 1)
+sys.exit(tap.exit_code())
 PY
 	expect "$1: the report has every section, a row per benchmark, ops/s and a verdict" \
 		py - "$dir" "$PCM_ROOT/tools" <<'PY'

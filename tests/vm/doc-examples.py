@@ -20,6 +20,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'tools'))
+from pcmlib import tap  # noqa: E402 (sys.path set first)
+
 # what only the VM may run: device-mapper, block devices, modules, tracing
 VM_WORDS = re.compile(r'(^|[\s;|&(])(dmsetup|modprobe|rmmod|insmod|dd|mkfs[.\w]*|mount|umount|'
                       r'fsck[.\w]*|trace-cmd|blktrace|blkparse|dmesg|fio)\b|/dev/(mapper|ram|nvme)'
@@ -82,7 +86,6 @@ def main():
         where, args = args[1], args[2:]
     if where not in ('host', 'vm', 'all'):
         sys.exit(f'--where host|vm|all, not {where}')
-    n = failed = 0
     vm_files = set()
     for path in args:
         for cmd, want in examples(path):
@@ -91,23 +94,17 @@ def main():
                 vm_files.update(TMP_FILE.findall(cmd))
             if where != 'all' and (where == 'host') != host:
                 continue
-            n += 1
             # commands name tools/ relative to the top of the repository
             p = subprocess.run(['bash', '-c', cmd], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True,
                                cwd=os.environ.get('PCM_ROOT'))
             got = [line.rstrip() for line in p.stdout.splitlines()]
-            if got == [w.rstrip() for w in want]:
-                print(f'ok {n} {path}: {cmd}')
-            else:
-                failed += 1
-                print(f'not ok {n} {path}: {cmd}')
+            if not tap.result(got == [w.rstrip() for w in want], f'{path}: {cmd}'):
                 for w in want:
                     print(f'#   want: {w}')
                 for g in got:
                     print(f'#   got:  {g}')
-    print(f'1..{n}')
-    return 1 if failed or not n else 0
+    return 1 if tap.done() or not tap.cases else 0
 
 
 if __name__ == '__main__':

@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), 'tools'))
-from pcmlib import dmioctl  # noqa: E402 (sys.path set first)
+from pcmlib import dmioctl, tap  # noqa: E402 (sys.path set first)
 
 U64 = 2 ** 64
 # the words that decide the ECC layout (and so the row metadata's size)
@@ -316,14 +316,7 @@ def main():
     size = int(run(['blockdev', '--getsz', dev]).stdout)
     gen = Gen(rnd, size)
     dm = dmioctl.DM()
-    n = bad = acc = ref = slow = 0
-
-    def report(ok, what):
-        nonlocal n, bad
-        n += 1
-        if not ok:
-            bad += 1
-            print(f'not ok {n} {what}')
+    acc = ref = slow = 0
 
     # table lines: loaded into the inactive slot of one device, then cleared
     dm.create('fz')
@@ -345,8 +338,8 @@ def main():
                 ok = ok and works(line)
         else:
             ref += 1
-        report(ok, f'table case {i}: predicted {"accept" if want else "refuse"}, '
-                   f'kernel {"accepted" if got else "refused"}: {shown}')
+        tap.check(ok, f'table case {i}: predicted {"accept" if want else "refuse"}, '
+                      f'kernel {"accepted" if got else "refused"}: {shown}')
     dm.remove('fz')
 
     # messages to a live device: refused ones must not change its status
@@ -365,16 +358,17 @@ def main():
         ref += not got
         shown = b' '.join(words)[:120].decode('latin-1').encode('unicode_escape').decode()
         ok = got == want and (got or before == after) and dm.status('fzm', True) == table0
-        report(ok, f'message case {i}: predicted {"accept" if want else "refuse"}, '
-                   f'kernel {"accepted" if got else "refused"}'
-                   f'{"" if before == after else " and status changed"}: {shown}')
+        tap.check(ok, f'message case {i}: predicted {"accept" if want else "refuse"}, '
+                      f'kernel {"accepted" if got else "refused"}'
+                      f'{"" if before == after else " and status changed"}: {shown}')
     dm.remove('fzm')
     dm.close()
+    # each case a check (a failed one printed), the run one TAP line
+    n, bad = tap.checks, tap.case_failures
     print(f'# fuzz cases tried {n}: accepted {acc}, refused {ref}, failed {bad}; '
           f'{slow} accepted tables also created, used and recreated')
-    print(f'{"not ok" if bad else "ok"} 1 fuzz seed {seed}: {n} cases, {bad} failed')
-    print('1..1')
-    return 1 if bad else 0
+    tap.result(not bad, f'fuzz seed {seed}: {n} cases, {bad} failed')
+    return tap.done()
 
 
 if __name__ == '__main__':

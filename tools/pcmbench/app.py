@@ -1570,18 +1570,20 @@ def draw(rs, run, outdir):
                 [[r['device'], r['tps'], r['lat_mean_us'], r['lat_p99_us']] for r in rs])
     plt = figures.plt
     fig, ax = plt.subplots(figsize=(7, 4))
-    names = [r['device'].replace('preset:', '') for r in rs]
+    names = [figures.device_name(r['device']).replace(', ', '\n') for r in rs]
     ax.bar(names, [r['tps'] or 0 for r in rs],
            color=['grey' if r['device'] == LINEAR else 'tab:blue' for r in rs])
     for i, r in enumerate(rs):
         ax.annotate(fmt(r['tps']), (i, r['tps'] or 0), ha='center', va='bottom', fontsize=8)
-    ax.set_ylabel('transactions per second (device clock)')
+    ax.set_ylabel('transactions per second (TPS, device clock)')
+    ax.set_xlabel('device')
     import textwrap
     cond = figures.conditions_line({'clock': clock.name(run.get('icount')),
                                     'dilation': run.get('dilation') or 1,
                                     'calibration': report_cal(run)})
-    ax.set_title(f'pgbench on ext4 over each device: {run["workload"]}\n' +
-                 textwrap.fill(cond, 100), fontsize=8)
+    # each line wrapped to the figure's width: a longer one was cut off
+    ax.set_title(textwrap.fill(f'pgbench on ext4 over each device: {run["workload"]}', 100) +
+                 '\n' + textwrap.fill(cond, 100), fontsize=8)
     fig.tight_layout()
     png = os.path.join(outdir, 'app-tps.png')
     fig.savefig(png)

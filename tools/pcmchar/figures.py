@@ -15,8 +15,15 @@ drawn beside dm-pcm's (papers.py).
 
 Each builder takes results, [(point, device label, stats)], and returns
 (figure, CSV head, CSV rows), or None without the points it needs.
+
+A legend names a device as the papers do, its other table words as the
+table has them (device_name(): "Onyx (dm-pcm), completion:early",
+"dm-linear (baseline)"), and an axis as a reader says it (axis_text():
+"64 in flight"); every axis has its unit.  The CSVs keep the spec's
+words (preset:onyx, iodepth=64): they are data.
 """
 import os
+import textwrap
 
 import matplotlib
 matplotlib.use('Agg')
@@ -44,13 +51,66 @@ def groups(res, keep, where):
     return out
 
 
+def varying(all_rests):
+    """The axes whose values tell a figure's series apart."""
+    return {k for r in all_rests for k, v in r if any(dict(o).get(k) != v for o in all_rests)}
+
+
 def label(dev, rest, all_rests):
-    """The series label: the device, and the axes that tell this series
-    from the others of the figure."""
-    varying = {k for r in all_rests for k, v in r if any(dict(o).get(k) != v for o in all_rests)}
+    """The series' key in a figure's CSV: the device, and the axes that
+    tell this series from the others of the figure, as fio's names
+    (iodepth=16); a legend says it as series_name() does."""
+    vary = varying(all_rests)
     extra = ' '.join(f'{k}={size_word(v) if k in ("bs", "size") else v}'
-                     for k, v in rest if k in varying)
+                     for k, v in rest if k in vary)
     return f'{dev} {extra}'.strip()
+
+
+# the presets by the names of the devices they model (pcm-params.c's
+# pcm_presets[], papers.py's sources)
+PRESET_NAMES = {'onyx': 'Onyx', 'pss': 'PSS', 'psd': 'PSD', 'reram': 'ReRAM',
+                'optane': 'Optane P4800X', 'iodrive': 'ioDrive', 'none': 'no delay'}
+
+
+def device_name(dev):
+    """A device as a figure names it: dm-linear as the baseline; a dm-pcm
+    table by its preset's name, "(dm-pcm)", then its other words as the
+    table has them: 'preset:onyx completion:early' is 'Onyx (dm-pcm),
+    completion:early'."""
+    if dev == LINEAR:
+        return 'dm-linear (baseline)'
+    words = dev.split()
+    preset = [w.split(':', 1)[1] for w in words if w.startswith('preset:')]
+    name = f'{PRESET_NAMES.get(preset[0], preset[0])} (dm-pcm)' if preset else 'dm-pcm'
+    return ', '.join([name] + [w for w in words if not w.startswith('preset:')])
+
+
+def axis_text(k, v):
+    """An axis's value as a legend says it: 16 in flight, 4k requests."""
+    if k == 'iodepth':
+        return f'{v} in flight'
+    if k in ('bs', 'size'):
+        return f'{size_word(v)} {"requests" if k == "bs" else "file"}'
+    if k in ('rwmixread', 'fullness', 'region'):
+        return f'{v} % {dict(rwmixread="reads", fullness="full", region="of the file")[k]}'
+    if k == 'direct':
+        return 'O_DIRECT' if v else 'buffered'
+    if k == 'threads':
+        return f'{v} threads'
+    if k == 'warmup_ios':
+        return f'warm-up {v} I/Os'
+    if k == 'ramp':
+        return f'ramp {v:g} s'
+    return str(v)   # target (raw, ext4), scheduler, pattern
+
+
+def series_name(dev, rest, all_rests, *what):
+    """A series as its legend names it: the device (device_name()), the
+    axes that tell it from the figure's other series (axis_text()), and
+    @what (the operation): 'Onyx (dm-pcm), 64 in flight, read'."""
+    vary = varying(all_rests)
+    return ', '.join([device_name(dev)] + [axis_text(k, v) for k, v in rest if k in vary] +
+                     list(what))
 
 
 def new_figure(title, xlabel, ylabel):
@@ -96,7 +156,7 @@ def ratio_figure(res, pairs, paper_key, title, ylabel, what):
                 ys.append(a / b)
                 rows.append([dev, name, label('', rest, rests), d, a, b, a / b])
             if len(xs) > 1:  # one depth is no curve over the depth (a QD1-only run)
-                lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
+                lines.append((series_name(dev, rest, rests, name), xs, ys))
     if not lines:
         return None
     fig, ax = new_figure(title, 'I/O depth (requests in flight)', ylabel)
@@ -138,7 +198,7 @@ def psd_fig3(res):
             for m, y in zip(mix, ys):
                 rows.append([dev, rw, label('', rest, rests), m, R.total(pts[(rw, m)], 'iops'), y])
             kind = 'random' if rw == 'randrw' else 'sequential'
-            lines.append((f'{label(dev, rest, rests)}: {kind}', mix, ys))
+            lines.append((series_name(dev, rest, rests, kind), mix, ys))
     if not lines:
         return None
     fig, ax = new_figure('PSD Fig. 3: sensitivity to the read/write mix (paper: 50 % full, '
@@ -152,6 +212,9 @@ def psd_fig3(res):
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return fig, ['device', 'rw', 'axes', 'rwmixread', 'iops', 'normalized'], rows
+
+
+OP_NAMES = {'read': 'read', 'write': 'write', '50/50': '50/50 read/write'}
 
 
 def onyx_fig4(res):
@@ -169,7 +232,7 @@ def onyx_fig4(res):
                 continue  # one size is no curve
             ys = [get(pts[(rw, bs)]) for bs in xs]
             rows += [[dev, name, label('', rest, rests), x, y] for x, y in zip(xs, ys)]
-            lines.append((f'{label(dev, rest, rests)}: {name}', xs, ys))
+            lines.append((dev, rest, name, xs, ys))
     if not lines:
         return None
     fig, ax = new_figure('Onyx Fig. 4: bandwidth vs access size (the paper: 16 in flight)',
@@ -179,12 +242,12 @@ def onyx_fig4(res):
     # completion (dashed), the dm-linear baseline (dotted, pale); squares
     # where the depth is not the paper's 16 (its 512 B and 4 KB IOPS are at 64)
     colour = {'read': 'tab:blue', 'write': 'tab:red', '50/50': 'tab:green'}
-    for lab, xs, ys in lines:
-        dev, op = lab.rsplit(': ', 1)
-        style = ':' if dev.startswith(LINEAR) else '--' if 'completion:early' in dev else '-'
-        ax.plot(xs, ys, marker='s' if 'iodepth=16' not in dev and 'iodepth=' in dev else 'o',
+    deep = 'iodepth' in varying(rests)
+    for dev, rest, op, xs, ys in lines:
+        style = ':' if dev == LINEAR else '--' if 'completion:early' in dev.split() else '-'
+        ax.plot(xs, ys, marker='s' if deep and dict(rest).get('iodepth') != 16 else 'o',
                 linestyle=style, color=colour.get(op), alpha=0.5 if style == ':' else 1,
-                label=lab)
+                label=series_name(dev, rest, rests, OP_NAMES[op]))
     for key in ('onyx.read512.iops', 'onyx.read4k.iops', 'onyx.read1m.mbps',
                 'onyx.write1m.mbps'):
         f = PAPER[key]
@@ -194,7 +257,7 @@ def onyx_fig4(res):
         ax.plot([bs], [mbps], marker=marker, markersize=10, linestyle='none', color='black',
                 label=f'Onyx paper: {f.what}')
         rows.append(['Onyx paper', f.key, f.what, bs, mbps])
-    log2_axis(ax, [x for _, xs, _ in lines for x in xs])
+    log2_axis(ax, [x for *_, xs, _ in lines for x in xs])
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
         lambda v, _: size_word(int(v)) if v >= 512 else f'{v:g}'))
     ax.set_yscale('log')  # 512 B reads and 1 MB writes on one page
@@ -224,7 +287,7 @@ def onyx_fig6(res):
     # off (0) drawn right of the largest interval
     off = 4 * max([g for pts in byrest.values() for g in pts if g] or [256])
     ax2 = ax.twinx()
-    ax2.set_ylabel('mean write latency (us)')
+    ax2.set_ylabel('mean write latency (µs)')
     rows = []
     rests = [r for _, r in byrest]
     for (base, rest), pts in byrest.items():
@@ -232,9 +295,9 @@ def onyx_fig6(res):
         at = [g or off for g in xs]
         bw = [R.value(pts[g], 'write', 'mbps') for g in xs]
         lat = [R.value(pts[g], 'write', 'lat_mean_us') for g in xs]
-        lab = label(base, rest, rests)
-        ax.plot(at, bw, marker='o', label=f'{lab}: bandwidth')
-        ax2.plot(at, lat, marker='s', linestyle=':', label=f'{lab}: latency')
+        ax.plot(at, bw, marker='o', label=series_name(base, rest, rests, 'bandwidth'))
+        ax2.plot(at, lat, marker='s', linestyle=':',
+                 label=series_name(base, rest, rests, 'mean latency'))
         rows += [[base, label('', rest, rests), g, b, l] for g, b, l in zip(xs, bw, lat)]
     log2_axis(ax, [g or off for pts in byrest.values() for g in pts])
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(
@@ -251,7 +314,7 @@ def pss_cdf(res):
     if not g:
         return None
     rests = [rest for _, rest in g]
-    fig, ax = new_figure('PSS: QD1 random-write latency distribution', 'completion latency (us)',
+    fig, ax = new_figure('PSS: QD1 random-write latency distribution', 'completion latency (µs)',
                          'fraction of writes completed (CDF)')
     rows = []
     for (dev, rest), pts in g.items():
@@ -260,20 +323,23 @@ def pss_cdf(res):
         if not bins:
             continue
         c = R.cdf(bins)
-        lab = label(dev, rest, rests)
+        lab = series_name(dev, rest, rests)
         line, = ax.plot([x for x, _ in c], [y for _, y in c], drawstyle='steps-post', label=lab)
         p999 = R.percentile_us(bins, 99.9)
         ax.plot([p999], [0.999], marker='o', color=line.get_color(), linestyle='none',
-                label=f'{lab}: 99.9 % within {p999:.0f} us')
+                label=f'{lab}: 99.9 % within {p999:.0f} µs')
         rows += [[dev, label('', rest, rests), x, y] for x, y in c]
     f, top = PAPER['pss.write4k.p999'], PAPER['pss.write4k.max']
     ax.plot([f.value], [0.999], marker='*', markersize=12, color='black', linestyle='none',
-            label=f'PSS paper: 99.9 % within {f.value:g} us')
-    ax.axvline(top.value, label=f'PSS paper: highest {top.value:g} us', **PAPER_STYLE)
+            label=f'PSS paper: 99.9 % within {f.value:g} µs')
+    ax.axvline(top.value, label=f'PSS paper: highest {top.value:g} µs', **PAPER_STYLE)
     ax.set_xscale('log')
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7, loc='lower right')
     return fig, ['device', 'axes', 'latency_us', 'fraction'], rows
+
+
+UTIL_LABEL = "rank utilisation (% of the point's time)"
 
 
 def rank_heatmaps(res):
@@ -286,7 +352,7 @@ def rank_heatmaps(res):
         name = 'rank-util' if len(grids) == 1 else f'rank-util-{i + 1}'
         fig, ax = plt.subplots(figsize=(max(5, min(14, 2.5 + 0.45 * len(labels))),
                                         max(2.5, min(14, 1.5 + 0.35 * len(rows)))), dpi=100)
-        ax.set_title(f'{dev}: rank utilisation per point (%)', fontsize=10)
+        ax.set_title(f'{device_name(dev)}: rank utilisation per point (%)', fontsize=10)
         data = [us for _, us in rows]
         # the scale up to the busiest rank (1 % at least): a QD1 point's
         # ranks, busy a fraction of 1 %, are not all one colour
@@ -298,12 +364,17 @@ def rank_heatmaps(res):
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([f'{p.id} {p.describe()}'[:48] for p, _ in rows], fontsize=7)
         ax.set_xlabel('rank (channel.rank)')
+        ax.set_ylabel('point (workload)')
         if len(labels) * len(rows) <= 200:
             for y, us in enumerate(data):
                 for x, u in enumerate(us):
                     ax.text(x, y, R.util_text(u), ha='center', va='center', fontsize=6,
                             color='white' if u < top / 2 else 'black')
-        fig.colorbar(im, ax=ax, label='utilisation %')
+        # the values are % (0-100), not fractions: a QD1 run's scale, 0-1 %,
+        # says so on every tick
+        bar = fig.colorbar(im, ax=ax, label=UTIL_LABEL,
+                           format=matplotlib.ticker.FuncFormatter(lambda v, _: f'{v:g} %'))
+        bar.ax.tick_params(labelsize=7)
         csv_rows = [[dev, p.id, lab, u] for p, us in rows for lab, u in zip(labels, us)]
         out[name] = (fig, ['device', 'point', 'rank', 'util_pct'], csv_rows)
     return out
@@ -337,7 +408,9 @@ def draw_all(res, outdir, conditions=None):
         fig, head, rows = out
         png, csv = (os.path.join(outdir, f'{name}.{ext}') for ext in ('png', 'csv'))
         ax = fig.axes[0]
-        ax.set_title(f'{ax.get_title()}\n{conditions_line(c)}', fontsize=9)
+        # wrapped to the figure's width: a line longer than it was cut off
+        cond = textwrap.fill(conditions_line(c), int(15 * fig.get_figwidth()))
+        ax.set_title(f'{ax.get_title()}\n{cond}', fontsize=9)
         fig.tight_layout()
         fig.savefig(png)
         plt.close(fig)

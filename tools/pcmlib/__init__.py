@@ -25,6 +25,8 @@
   bench     fio on dm devices over the ramdisk, as pcm-bench measures
   calibrate this host's completion overhead (overhead_ns): pcm-bench
             calibrate and timing, and a characterization at its start
+  tap       TAP, the one Python printer of it: every Python test's (tests/host,
+            tests/vm), as tap.h is the C tests' and tests/vm/lib.sh the shell's
 
 A tool in tools/ puts its own directory first in sys.path and imports
 "from pcmlib import ...".  Only the standard library.

@@ -43,10 +43,10 @@ def draw(path, res, reqs, start, done, title=''):
         if lat:
             xs, ys = _downsample(lat)
             lat_ax.plot(ys, [(x + 1) / len(lat) for x in xs], color=colour,
-                        label=f"{name}: {len(lat)} ios, mean {res[name]['mean_us']:.1f} us")
+                        label=f"{name}: {len(lat)} I/Os, mean {res[name]['mean_us']:.1f} µs")
     lat_ax.set_xscale('log')
-    lat_ax.set_xlabel('latency (us, model clock)')
-    lat_ax.set_ylabel('share of requests at or below')
+    lat_ax.set_xlabel('latency (µs, model clock)')
+    lat_ax.set_ylabel('fraction of requests at or below (CDF)')
     lat_ax.set_title('latency')
     lat_ax.grid(True, alpha=0.3)
     lat_ax.legend(loc='lower right', fontsize=8)
@@ -57,14 +57,14 @@ def draw(path, res, reqs, start, done, title=''):
         if res[name]:
             rate_ax.step(t, ot[name]['iops'], where='post', color=colour, label=f'{name} IOPS')
     rate_ax.set_xlabel('time (s, model clock)')
-    rate_ax.set_ylabel('IOPS')
+    rate_ax.set_ylabel('I/O rate (IOPS)')
     rate_ax.set_title(f"rates per {ot['interval_ns'] / 1e6:g} ms")
     bw = rate_ax.twinx()
     for name, colour in (('read', 'tab:cyan'), ('write', 'tab:orange')):
         if res[name]:
             bw.step(t, ot[name]['mbps'], where='post', color=colour, linestyle=':',
                     label=f'{name} MB/s')
-    bw.set_ylabel('MB/s')
+    bw.set_ylabel('bandwidth (MB/s)')
     h1, l1 = rate_ax.get_legend_handles_labels()
     h2, l2 = bw.get_legend_handles_labels()
     rate_ax.legend(h1 + h2, l1 + l2, loc='upper right', fontsize=8)
@@ -99,7 +99,7 @@ def draw(path, res, reqs, start, done, title=''):
             wear_ax.plot(xs, ys, color=colour,
                          label=f"{label}: max {x['max']}, mean {x['mean']:.2f}")
     wear_ax.set_xlabel('backing rows, most worn first')
-    wear_ax.set_ylabel('writes')
+    wear_ax.set_ylabel('writes per backing row')
     wear_ax.set_title(f"wear after {w['repeat']} pass(es) of the trace")
     wear_ax.grid(True, alpha=0.3)
     if w['start_gap']['writes']:
