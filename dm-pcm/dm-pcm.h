@@ -30,7 +30,8 @@
  * pcm_io_done() in dm-pcm-epoch.h), and the state only it reads.  A file
  * includes this header and the headers of the parts it calls; this one
  * includes only the kernel's and the pure logic's (pcm-*.h), and calls
- * nothing of the parts, so no header reaches up.
+ * nothing of the parts, so no header reaches up (tools/includegraph
+ * checks the sources: no circle).
  */
 #ifndef DM_PCM_H
 #define DM_PCM_H
