@@ -33,6 +33,78 @@
  * nothing of the parts, so no header reaches up (tools/includegraph
  * checks the sources: no circle).
  */
+/*
+ * Locking.  The locks, outermost first; each may be held while taking
+ * those below it that it names, never the other way.  Every nesting
+ * claimed names a function where it happens; a lock said to be taken
+ * alone is never held while another of these is taken, nor taken under
+ * one.
+ *
+ * pc->meta_lock (mutex, dm-pcm-meta.c): the superblock, gap moves and
+ *   register changes, pc->epoch, the counters beside them.  Held while
+ *   waiting for a grace period (pcm_grace() asserts it; move_round(),
+ *   clear_pass()), so no bio's path takes it: only messages, preresume,
+ *   postsuspend, the mover's and the bitmap's workers do.  Under it:
+ *   - dom->lock: move_round() (pcm_hold_row(), and pcm_switch() and
+ *     pcm_release() by move_done()), format() and take_registers() by
+ *     pcm_meta_load();
+ *   - the timing model's channel locks: move_round() -> copy_done() ->
+ *     pcm_timing_move() -> pcm_tm_move() -> read_row(), write_row();
+ *   - wib->io_lock, then wib->lock: clear_pass() -> write_blocks();
+ *     wib->lock alone too: clear_pass().
+ *
+ * ECC row bits (ecc:bch, dm-pcm-ecc.c): hashed row-in-flight bits,
+ *   wait_on_bit_lock_io() by ecc_rows() in ascending order (the map path
+ *   only tries them: ecc_rows_trylock()), held from a write's parity
+ *   until its data is written, across I/O, and by a read that raced a
+ *   write (ecc_read()).  A parity buffer is taken from the mempool before
+ *   them, never after (ecc_write(), ecc_read()).  Under them:
+ *   - wib->io_lock, then wib->lock: ecc_write() -> pcm_wib_mark() ->
+ *     mark_chunk() -> write_blocks(); wib->lock alone: pcm_wib_mark();
+ *   - the CPU's coding context: ecc_read() -> ecc_decode_row(),
+ *     ecc_encode_row().
+ *
+ * wib->io_lock (mutex, dm-pcm-wib.c): bitmap writes, setting bits, the
+ *   block buffer.  Under it, wib->lock: write_blocks(), mark_chunk().
+ *
+ * The CPU's coding context (local_lock_t, with BHs off, dm-pcm-ecc.c:
+ *   ctx_get()): held while coding a row, never across I/O.  Under it,
+ *   inj->lock: ecc_decode_row() -> ecc_read_sector() -> pcm_inject_take()
+ *   -> __pcm_inject_take() (spin_lock(): BHs are off already).
+ *
+ * dom->lock (spinlock, struct pcm_domain): a domain's parked bios, owed
+ *   moves, gate and moving row; one domain's at a time (each site takes
+ *   one and lets it go before the next).  Under it, dom->seq's write
+ *   side: pcm_set_regs() (lockdep asserts dom->lock) by pcm_switch(),
+ *   format(), take_registers().  The map path takes it (map_gated(),
+ *   move_fell_due()); nothing else of ours is taken under it: parked bios
+ *   are submitted and charged after it is dropped (pcm_release()).
+ *
+ * The timing model's locks (pcm-timing.c): the model's tm->lock (tags,
+ *   write cache, the parameters' writers), then a channel's lock:
+ *   pcm_tm_submit() -> charge() -> submit_read(), submit_write() ->
+ *   read_row(), write_row().  tm->lock, then tm->seq's write side:
+ *   pcm_tm_set().  A channel's lock is also taken alone (pcm_tm_usage()).
+ *
+ * Taken alone, never nested with another of these: pc->stats_lock
+ *   (pcm_status_info(), pcm_msg_stats(), which takes meta_lock only
+ *   after dropping it); wear->lock (mutex: loading and persisting the
+ *   counters, pcm_wear_load(), pcm_wear_persist()); inj->io_lock (mutex:
+ *   the sticky table, pcm_inject_save(), inj_clear_disk()) and inj->lock
+ *   in process context (spin_lock_bh(): pcm_inject_add(), inj_forget()),
+ *   which pcm_inject_clear() takes one after the other; and
+ *   timing->reset_lock (mutex: "stats reset", pcm_timing_reset(), called
+ *   after meta_lock is dropped), held across synchronize_rcu_expedited().
+ *
+ * Lockless, by RCU and epochs: the timing figures are updated and read
+ *   under rcu_read_lock() (pcm_timing_charge(), pcm_timing_end_io(),
+ *   pcm_timer_fn(), timing_figs(), pcm_timing_lateness()), sections that
+ *   take none of the locks above; pcm_timing_reset() waits them out.  A bio mapped to a
+ *   row counts in its epoch (dm-pcm-epoch.h) from map to the end of its
+ *   backing I/O; pcm_grace() waits for those counts under meta_lock, so
+ *   nothing a bio waits for before its count drops may need meta_lock
+ *   (no bio path takes it, above).
+ */
 #ifndef DM_PCM_H
 #define DM_PCM_H
 
