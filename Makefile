@@ -18,7 +18,7 @@
 # (then depmod) and pcmctl in BINDIR; make dkms-install / make dkms-remove
 # do it through DKMS, for every kernel installed later too; make
 # kernel-patch KSRC=<linux tree> writes the patch that adds dm-pcm to a
-# kernel tree's drivers/md (tools/README.md, "On a real host").
+# kernel tree as drivers/md/dm-pcm/ (tools/README.md, "On a real host").
 # make soak runs a mixed workload (fio verify, ext4, message storms,
 # suspend/resume, reloads) for SOAK_MINUTES (default 10) in a 6.12 VM and
 # prints PASS or FAIL; results in build/soak/summary.json.
@@ -192,7 +192,7 @@ dkms-remove:
 		echo "dkms remove dm-pcm/$$v --all"; dkms remove dm-pcm/$$v --all || exit 1; \
 		echo "rm -rf /usr/src/dm-pcm-$$v"; rm -rf "/usr/src/dm-pcm-$$v"; done
 
-# The patch that adds dm-pcm to KSRC's drivers/md (tools/kernel-patch says
+# The patch that adds dm-pcm to KSRC as drivers/md/dm-pcm/ (tools/kernel-patch says
 # what it holds); tools/intree-check (in make lint) builds it in
 # linux-source-6.12.
 KPATCH ?= build/dm-pcm-$(VERSION).patch

@@ -64,6 +64,12 @@
 
 #include "dm-pcm-compat.h"
 #include "dm-pcm.h"
+#include "dm-pcm-ecc.h"
+#include "dm-pcm-errs.h"
+#include "dm-pcm-inject.h"
+#include "dm-pcm-meta.h"
+#include "dm-pcm-wear.h"
+#include "dm-pcm-wib.h"
 #include "pcm-ecc.h"
 #include "pcm-errmodel.h"
 #include "pcm-rand.h"
@@ -1070,11 +1076,6 @@ static bool ecc_wpair_start(struct pcm_c *pc, struct bio *bio, struct pcm_io *io
 	return true;
 }
 
-/*
- * An inline read's data is in, or failed (end_io context): the second
- * of its two completions decodes (ecc_pair_done()); the first leaves the
- * bio to the other (DM_ENDIO_INCOMPLETE).
- */
 int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 			blk_status_t *error)
 {
@@ -1100,11 +1101,6 @@ static void ecc_work(struct work_struct *work)
 	}
 }
 
-/*
- * A bio has been remapped (map context, or a parked one released): a
- * write goes to the worker first (DM_MAPIO_SUBMITTED), a read records
- * where its data lies for the decode after it completes.
- */
 int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	enum req_op op = bio_op(bio);
@@ -1130,13 +1126,11 @@ int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	return DM_MAPIO_SUBMITTED;
 }
 
-/* A write's data is written (or failed): its rows may be written again. */
 void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io)
 {
 	ecc_rows(pc, io, false);
 }
 
-/* A read's data is in: hold it for decoding (end_io context). */
 int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	INIT_WORK(&io->work, ecc_work);
@@ -1154,7 +1148,6 @@ static s64 ecc_none_fig(struct pcm_c *pc, unsigned int i)
 	return 0;
 }
 
-/* Status: the ECC figures after the timing model's; with ecc:none, raw errors only. */
 void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp)
 {
@@ -1166,7 +1159,6 @@ void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 	*szp = sz;
 }
 
-/* "stats reset" zeroes them with the other counters. */
 void pcm_ecc_reset(struct pcm_c *pc)
 {
 	unsigned int i;

@@ -4,7 +4,7 @@
  * them, and the wait for those mapped before a given instant.
  *
  * The wait is an SRCU-style grace period over per-CPU counters.  A mapped
- * bio enters the current epoch's counter (pcm_enter_epoch(), dm-pcm.h),
+ * bio enters the current epoch's counter (pcm_enter_epoch(), dm-pcm-epoch.h),
  * then looks at its domain's gate; the mover sets the gates of the rows
  * it holds, then waits until the bios of both epochs that entered before
  * it are over.  Either a bio sees the gate, or the mover sees the bio
@@ -16,8 +16,8 @@
 #include <linux/wait.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-epoch.h"
 
-/* pcm_exit_epoch(): a grace period is waiting; out of line, it is rare. */
 noinline void pcm_wake_drain(struct pcm_c *pc)
 {
 	wake_up(&pc->drain_wq);
@@ -46,12 +46,6 @@ static bool drained(struct pcm_c *pc, unsigned int idx)
 	return inflight_sum(pc, false, idx) == exits;
 }
 
-/*
- * Wait until every bio mapped before the call is over (the gates set
- * before it are seen by all bios mapped after).  As synchronize_srcu():
- * drain the idle epoch of stragglers that read the epoch before the last
- * flip, flip, drain the epoch that was current.  Caller holds meta_lock.
- */
 void pcm_grace(struct pcm_c *pc)
 {
 	unsigned long e = pc->epoch;

@@ -24,6 +24,8 @@
 #include <linux/mm.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-errs.h"
+#include "dm-pcm-wear.h"
 
 /* The read numbers, once made (NULL before). */
 static atomic_t *row_reads(struct pcm_c *pc)
@@ -32,10 +34,6 @@ static atomic_t *row_reads(struct pcm_c *pc)
 	return smp_load_acquire(&pc->row_reads);
 }
 
-/*
- * Make the read numbers (message or constructor context: may sleep).
- * 4 bytes per physical row.
- */
 int pcm_errs_enable(struct pcm_c *pc)
 {
 	u64 rows = pcm_sg_physical_rows(pc->logical_rows, pc->nr_domains);
@@ -66,10 +64,6 @@ void pcm_errs_exit(struct pcm_c *pc)
 	pc->row_reads = NULL;
 }
 
-/*
- * Read number of the physical row at @slot: how many reads of it drew
- * errors before this one (0 before the numbers are made).
- */
 u32 pcm_row_read(struct pcm_c *pc, sector_t slot)
 {
 	atomic_t *reads = row_reads(pc);
@@ -80,7 +74,6 @@ u32 pcm_row_read(struct pcm_c *pc, sector_t slot)
 					       pc->layout.row_shift]);
 }
 
-/* "set rber": ecc:none reads take the raw path while it is above 0. */
 void pcm_errs_rber(struct pcm_c *pc, u64 rber)
 {
 	WRITE_ONCE(pc->raw_errs, !pc->ecc_on && rber);
@@ -88,7 +81,6 @@ void pcm_errs_rber(struct pcm_c *pc, u64 rber)
 
 /* ---- ecc:none: raw errors reach the reader ------------------------------- */
 
-/* A read remapped (map context): where its data lies, for the worker. */
 int pcm_raw_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	if (bio_op(bio) != REQ_OP_READ || !bio_sectors(bio))
@@ -158,7 +150,6 @@ static void raw_work(struct work_struct *work)
 	bio_endio(bio);
 }
 
-/* A raw read's data is in (end_io context): hold it for its errors. */
 int pcm_raw_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	io->ecc = PCM_ECC_IO_NONE;	/* the second completion is an ordinary one */

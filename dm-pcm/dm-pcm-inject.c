@@ -21,6 +21,9 @@
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-errs.h"
+#include "dm-pcm-inject.h"
+#include "dm-pcm-meta.h"
 
 #define PCM_INJ_MAGIC		0x69435070U	/* "pPCi" on disk */
 #define PCM_INJ_HDR		16
@@ -111,7 +114,6 @@ static void inj_insert(struct pcm_c *pc, struct pcm_inj_node *new, sector_t sect
 	}
 }
 
-/* "inject <sector> <nbits> [sticky]" (after pcm_inject_save() for a sticky one) */
 int pcm_inject_add(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
 {
 	struct pcm_injects *in = pc->inj;
@@ -131,11 +133,6 @@ int pcm_inject_add(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky)
 	return 0;
 }
 
-/*
- * Bits injected in logical sector @sector, for the read decoding it
- * (BHs off); a one-shot is used up.  pcm_inject_take() looked at
- * pc->nr_injected first.
- */
 u32 __pcm_inject_take(struct pcm_c *pc, sector_t sector)
 {
 	struct pcm_injects *in = pc->inj;
@@ -157,7 +154,6 @@ u32 __pcm_inject_take(struct pcm_c *pc, sector_t sector)
 	return bits;
 }
 
-/* Most bits one "inject" flips: every bit of a sector and its parity. */
 u32 pcm_inject_max(struct pcm_c *pc)
 {
 	return pcm_ecc_sector_bits(&pc->ecc_geom);
@@ -202,7 +198,6 @@ static int inj_write(struct pcm_c *pc)
 		      pc->layout.wib_start, PCM_INJ_SECTORS, in->disk);
 }
 
-/* "inject <sector> <nbits> sticky": durable before it takes effect. */
 int pcm_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits)
 {
 	struct pcm_injects *in = pc->inj;
@@ -251,7 +246,6 @@ static int inj_clear_disk(struct pcm_c *pc)
 	return r;
 }
 
-/* "clear_injected": every injection goes, and the sticky table is emptied durably. */
 int pcm_inject_clear(struct pcm_c *pc)
 {
 	int r;
@@ -304,11 +298,6 @@ static int inj_load(struct pcm_c *pc)
 	return r;
 }
 
-/*
- * Preresume, after the write-intent bitmap (pcm_wib_load()): a device this
- * table formatted gets an empty sticky table; otherwise the one on the
- * device is read, the first time.
- */
 int pcm_inject_load(struct pcm_c *pc)
 {
 	struct pcm_injects *in = pc->inj;

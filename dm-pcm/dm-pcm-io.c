@@ -19,6 +19,12 @@
 #include <linux/percpu.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-ecc.h"
+#include "dm-pcm-epoch.h"
+#include "dm-pcm-errs.h"
+#include "dm-pcm-io.h"
+#include "dm-pcm-timing.h"
+#include "dm-pcm-wear.h"
 
 /*
  * Status counters: one this_cpu_add() each, as the block layer's disk
@@ -360,7 +366,6 @@ static u32 map_run_one(struct pcm_c *pc, struct bio *bio, u64 row, u32 in_row)
 	return done;
 }
 
-/* The mover: writes of domain row @row park from now on.  Then pcm_grace(). */
 void pcm_hold_row(struct pcm_domain *dom, u64 row)
 {
 	spin_lock(&dom->lock);
@@ -369,11 +374,6 @@ void pcm_hold_row(struct pcm_domain *dom, u64 row)
 	spin_unlock(&dom->lock);
 }
 
-/*
- * The move in @dom is over: switch to @next (NULL: the copy failed, keep
- * the registers) and stop holding the row.  @paid: it was a move that
- * writes owed.
- */
 void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
 		const struct pcm_sg_domain *next, bool paid)
 {
@@ -401,13 +401,6 @@ static void submit_remapped(struct pcm_c *pc, struct bio *bio)
 	dm_submit_bio_remap(bio, NULL);
 }
 
-/*
- * Submit parked bios from the head, in arrival order, while they may go;
- * a released write can make a move due and stop the release there.  The
- * batch is submitted outside the lock, and the gate stays up meanwhile
- * (releasing), so a new write cannot overtake it.
- * @all: release everything (no mover will run: suspended).
- */
 void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all)
 {
 	struct bio_list go, fail;
@@ -690,7 +683,6 @@ static noinline int map_raw(struct dm_target *ti, struct bio *bio, struct pcm_io
 	return pcm_raw_remapped(pc, bio, io);
 }
 
-/* The clone's bi_private: its epoch (PCM_EPOCH_TAG), or its pcm_io. */
 int pcm_map(struct dm_target *ti, struct bio *bio)
 {
 	struct pcm_c *pc = ti->private;
@@ -734,11 +726,6 @@ static noinline int end_io_timed(struct pcm_c *pc, struct bio *bio, struct pcm_i
 	return pcm_timing_end_io(pc, bio, io, error);
 }
 
-/*
- * Idempotent: a held or re-decoded completion comes back here.  The
- * in-flight count drops when the backing I/O is over, not when the
- * model lets the bio go.
- */
 int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct pcm_c *pc = ti->private;
@@ -763,7 +750,6 @@ int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	return DM_ENDIO_DONE;
 }
 
-/* Writes made a move due (any context but hard irq): ring the mover's doorbell. */
 void pcm_move_due(struct pcm_c *pc)
 {
 	if (!READ_ONCE(pc->quiesced))

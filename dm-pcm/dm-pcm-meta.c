@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-meta.h"
 
 /*
  * pcm_io() of a buffer within one page of kmalloc memory (a 4 KiB row's
@@ -35,10 +36,6 @@ static int pcm_io_page(struct block_device *bdev, blk_opf_t opf, sector_t sector
 	return r;
 }
 
-/*
- * Synchronous I/O of @count sectors at @sector of @bdev to or from @buf
- * (kmalloc or vmalloc memory): superblocks, gap-move row copies, parity.
- */
 int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
 	   sector_t sector, sector_t count, void *buf)
 {
@@ -227,7 +224,6 @@ static int judge(struct pcm_c *pc, const enum pcm_sb_status st[2], int *pick)
 	return -EINVAL;
 }
 
-/* Constructor: refuse what preresume would refuse, without writing. */
 int pcm_meta_check(struct pcm_c *pc)
 {
 	enum pcm_sb_status st[2];
@@ -314,11 +310,6 @@ static void take_registers(struct pcm_c *pc, const struct pcm_sb *good,
 		       pc->nr_domains * sizeof(*pc->disk[0].dom));
 }
 
-/*
- * Preresume: take the registers from the device (another table may have
- * moved gaps since the constructor ran), formatting it if allowed.  A
- * damaged older copy is rewritten from the good one.
- */
 int pcm_meta_load(struct pcm_c *pc)
 {
 	enum pcm_sb_status st[2];
@@ -353,22 +344,6 @@ out:
 	return r;
 }
 
-/*
- * Write pc->sb's registers durably: the mover puts there the registers
- * that point at its copies, which reach the media first.  The data
- * device is flushed (the superblock's PREFLUSH when it holds the
- * metadata), and the superblock goes out with PREFLUSH and FUA, which
- * also makes the parity the mover copied on a meta_device durable.
- *
- * One copy per persist, the one after the last (seq & 1): a torn write
- * leaves the other, whose registers are one round older, and a domain's
- * source rows are overwritten only by its next round (dm-pcm-move.c).
- * @both: write both copies if they differ, so that a device at rest
- * keeps two equal copies and survives one damaged in place.  On failure
- * the device can no longer tell which copy is current, so writes and
- * flushes fail until the table is reloaded (meta_failed).  Caller holds
- * meta_lock.
- */
 int pcm_meta_persist(struct pcm_c *pc, bool both)
 {
 	unsigned int i, copies = both ? 2 : 1;

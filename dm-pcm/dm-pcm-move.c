@@ -33,6 +33,12 @@
 #include <linux/vmalloc.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-epoch.h"
+#include "dm-pcm-io.h"
+#include "dm-pcm-meta.h"
+#include "dm-pcm-move.h"
+#include "dm-pcm-timing.h"
+#include "dm-pcm-wear.h"
 #include "pcm_trace.h"
 
 #define PCM_ROUNDS_PER_PASS	16	/* then the worker requeues itself */
@@ -406,11 +412,6 @@ static void move_work(struct work_struct *work)
 	pcm_move_due(pc);
 }
 
-/*
- * "move_gap N": the moves that writes already owe, then N rounds of one
- * more move in every domain; all durable when it returns.  -EAGAIN: the
- * device is suspending.
- */
 int pcm_move_rounds(struct pcm_c *pc, u64 rounds)
 {
 	u64 i;
@@ -455,11 +456,6 @@ void pcm_move_exit(struct pcm_c *pc)
 	kvfree(pc->row_buf);
 }
 
-/*
- * Postsuspend: no bio is in flight.  Pay what writes still owe, stop the
- * mover and make the registers durable in both superblock copies, so a
- * device at rest has two equal copies.
- */
 void pcm_move_quiesce(struct pcm_c *pc)
 {
 	u32 d;
@@ -475,13 +471,11 @@ void pcm_move_quiesce(struct pcm_c *pc)
 		pcm_release(pc, &pc->dom[d], true);
 }
 
-/* Presuspend: "move_gap" stops; moves that writes owe go on (presuspend_undo too). */
 void pcm_move_suspending(struct pcm_c *pc, bool suspending)
 {
 	WRITE_ONCE(pc->suspending, suspending);
 }
 
-/* Resume: moves owed before the suspend go ahead. */
 void pcm_move_resume(struct pcm_c *pc)
 {
 	bool owed = false;

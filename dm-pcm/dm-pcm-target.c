@@ -22,6 +22,16 @@
 
 #include "dm-pcm-compat.h"
 #include "dm-pcm.h"
+#include "dm-pcm-ecc.h"
+#include "dm-pcm-epoch.h"
+#include "dm-pcm-errs.h"
+#include "dm-pcm-inject.h"
+#include "dm-pcm-io.h"
+#include "dm-pcm-meta.h"
+#include "dm-pcm-move.h"
+#include "dm-pcm-timing.h"
+#include "dm-pcm-wear.h"
+#include "dm-pcm-wib.h"
 
 static const char * const pcm_counter_names[PCM_NR_COUNTERS] = {
 	[PCM_READS] = "reads",

@@ -32,6 +32,8 @@
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-timing.h"
+#include "dm-pcm-wear.h"
 #include "dm-pcm-compat.h"
 #include "pcm_trace.h"
 
@@ -102,7 +104,6 @@ void pcm_timing_exit(struct pcm_c *pc)
 	kfree(t);
 }
 
-/* "set" changed a parameter: new requests see it. */
 void pcm_timing_update(struct pcm_c *pc)
 {
 	struct pcm_timing *t = pc->timing;
@@ -152,7 +153,6 @@ static bool bio_is_zeros(struct bio *bio)
 	return zero;
 }
 
-/* Charge the remapped @bio, arriving now; end_io holds it until io->deadline. */
 void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 {
 	struct pcm_timing *t = pc->timing;
@@ -230,10 +230,6 @@ void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io)
 	}
 }
 
-/*
- * A gap move copied backing row @src into @dst (at data sector @dst_slot):
- * it holds their ranks, and programs at @dst's wear.
- */
 void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot)
 {
 	struct pcm_timing *t = pc->timing;
@@ -267,13 +263,6 @@ static enum hrtimer_restart pcm_timer_fn(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/*
- * end_io of a charged bio: hold it until its modeled instant.  A held
- * bio keeps its status in bi_status: the dm core forgets *@error when
- * end_io returns DM_ENDIO_INCOMPLETE, and reads bi_status when the timer
- * ends the bio again (an error end_io made, e.g. an uncorrectable
- * sector, would otherwise come back as success).
- */
 int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 		      blk_status_t *error)
 {
@@ -374,12 +363,6 @@ void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 	*szp = sz;
 }
 
-/*
- * "stats reset": the spare set, zeroed, becomes the one counted, and the
- * old one the spare once no updater can still be in it.  Zeroing the
- * figures in place would race other CPUs' this_cpu_add()s: an add that
- * straddles the memset writes its old sum back while its count is gone.
- */
 void pcm_timing_reset(struct pcm_c *pc)
 {
 	struct pcm_timing *t = pc->timing;
@@ -400,10 +383,6 @@ void pcm_timing_reset(struct pcm_c *pc)
 	mutex_unlock(&t->reset_lock);
 }
 
-/*
- * "lateness": how long after their modeled instants completions happened,
- * one "from_ns-to_ns:count" word per bucket that has any.
- */
 int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen)
 {
 	struct pcm_timing *t = pc->timing;
@@ -446,12 +425,6 @@ static unsigned int pcm_emit_use(const struct pcm_tm_use *u, u64 elapsed,
 	return sz;
 }
 
-/*
- * "ranks": since the table was loaded or "stats reset", one line each:
- * the time elapsed and the geometry; the front end; the tags; then per
- * channel its bus and its ranks.  Busy and wait times are on this host's
- * clock, as status's.
- */
 int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen)
 {
 	struct pcm_timing *t = pc->timing;
@@ -486,12 +459,6 @@ int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen)
 	return 1;
 }
 
-/*
- * Status's summary of "ranks" (appended fields): the busiest rank's and
- * the mean rank's utilisation, in ppm of the time since the figures were
- * reset, then the queue waits, in ns: every rank's added up and the
- * largest, the buses' added up, the front end's and the tags'.
- */
 void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen,
 			     unsigned int *szp)
 {

@@ -22,6 +22,8 @@
 #include <linux/slab.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-meta.h"
+#include "dm-pcm-wear.h"
 #include "pcm-errmodel.h"
 #include "pcm-wear.h"
 #include "pcm_trace.h"
@@ -32,7 +34,6 @@
 
 static void wear_period(struct work_struct *work);
 
-/* Constructor: the counters, all zero until the device's are loaded. */
 int pcm_wear_init(struct pcm_c *pc)
 {
 	u64 group = pc->cfg.val[PCM_WEAR], rows;
@@ -160,12 +161,6 @@ static int wear_read(struct pcm_c *pc, bool fresh)
 	return r;
 }
 
-/*
- * Write the counters to the copy after the last (seq & 1), FUA, a chunk
- * at a time; the copy not written keeps the previous period.  @force:
- * even if nothing was counted since.  A failure is said and the counts
- * stay dirty for the next try; it never fails the device.
- */
 int pcm_wear_persist(struct pcm_c *pc, bool force)
 {
 	struct pcm_wear *w = pc->wear;
@@ -211,11 +206,6 @@ static void wear_period(struct work_struct *work)
 	queue_delayed_work(w->pc->wq, &w->work, PCM_WEAR_PERIOD);
 }
 
-/*
- * Preresume: the first time, the counters from the device; @fresh (it
- * was formatted just now): zeros, written to both copies past whatever
- * an earlier format left there.  Later resumes keep what RAM counted.
- */
 int pcm_wear_load(struct pcm_c *pc, bool fresh)
 {
 	struct pcm_wear *w = pc->wear;
@@ -239,7 +229,6 @@ int pcm_wear_load(struct pcm_c *pc, bool fresh)
 	return r;
 }
 
-/* Resume: the periodic persist runs; postsuspend stops it and persists. */
 void pcm_wear_resume(struct pcm_c *pc)
 {
 	struct pcm_wear *w = pc->wear;
@@ -258,7 +247,6 @@ void pcm_wear_suspend(struct pcm_c *pc)
 	pcm_wear_persist(pc, false);
 }
 
-/* A row's wear x (pcm_wear_x(): writes / endurance, Q16), 0 without wear. */
 u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot)
 {
 	struct pcm_wear *w = pc->wear;
@@ -269,25 +257,16 @@ u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot)
 			  w->endurance);
 }
 
-/* The rber a read of the row at @slot sees: @rber raised by its wear. */
 u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber)
 {
 	return pc->wear ? pcm_wear_rber(rber, pcm_wear_row_x(pc, slot)) : rber;
 }
 
-/*
- * The timing model: a write's program time at the row's wear, Q16
- * (pcm_wear_lat_curve), 0 without wear.  One counter read, no lock.
- */
 u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot)
 {
 	return pc->wear ? pcm_wear_curve(pcm_wear_lat_curve, pcm_wear_row_x(pc, slot)) : 0;
 }
 
-/*
- * The map path (pcm_wear_count()): the counter of the row at backing
- * sector @slot reached its endurance; trace it (pcm:pcm_endurance).
- */
 void pcm_wear_passed(struct pcm_c *pc, sector_t slot)
 {
 	struct pcm_wear *w = pc->wear;
@@ -296,12 +275,6 @@ void pcm_wear_passed(struct pcm_c *pc, sector_t slot)
 			    w->group, w->endurance);
 }
 
-/*
- * Stuck-at cells of the row at @slot (a sector has @sector_bits bits in
- * ECC numbering), its sectors' one by one (pcm_stuck_sector(),
- * pcm_stuck_next()).  Deterministic in the sector and seed: every read
- * fails the same way.
- */
 void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
 			  struct pcm_stuck_iter *it)
 {
@@ -331,7 +304,6 @@ static void wear_scan(struct pcm_c *pc, struct pcm_wear_summary *s, u64 *hist)
 	}
 }
 
-/* Status: wear_max:N wear_mean:N (writes per row; 0 0 without wear). */
 void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		     unsigned int *szp)
 {
@@ -347,14 +319,6 @@ void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 	*szp = sz;
 }
 
-/*
- * "wear": the histogram of rows by wear in endurance / 8 steps (the last
- * bucket takes everything from 15/8 endurance on), max and mean writes
- * per row, max/mean (1.00: perfectly level), the share of endurance the
- * most worn rows used, and the projected lifetime: the row writes the
- * device takes before its most worn rows reach endurance at today's
- * spread, and if wear were perfectly even.
- */
 int pcm_wear_message(struct pcm_c *pc, unsigned int argc, char *result,
 		     unsigned int maxlen)
 {

@@ -42,6 +42,9 @@
 #include <linux/vmalloc.h>
 
 #include "dm-pcm.h"
+#include "dm-pcm-epoch.h"
+#include "dm-pcm-meta.h"
+#include "dm-pcm-wib.h"
 #include "pcm-wib.h"
 
 #define PCM_WIB_CLEAR_DELAY	(5 * HZ)	/* md's default daemon_sleep */
@@ -140,10 +143,6 @@ static int mark_chunk(struct pcm_c *pc, u64 first, u32 n)
 	return r;
 }
 
-/*
- * The ECC worker, before it writes the parity of backing sectors
- * @s..@s+@sectors-1: their regions' bits are set and durable.
- */
 int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 {
 	struct pcm_wib *w = pc->wib;
@@ -169,13 +168,6 @@ int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors)
 	return r;
 }
 
-/*
- * Map context (no sleeping): whether the regions of backing sectors
- * @s..@s+@sectors-1 have their bits set and durable, counting them as
- * written for the clear pass (as pcm_wib_mark() does).  False when a
- * bit is clear or a bitmap write is pending: pcm_wib_mark() then, from
- * the worker.
- */
 bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors)
 {
 	struct pcm_wib *w = pc->wib;
@@ -239,7 +231,6 @@ static void clear_work(struct work_struct *work)
 	clear_pass(w->pc);
 }
 
-/* Postsuspend (no bio in flight) and "persist": clear what can be now. */
 void pcm_wib_clear_now(struct pcm_c *pc)
 {
 	if (!pc->wib)
@@ -334,11 +325,6 @@ static int wib_zero(struct pcm_c *pc)
 	return write_all_blocks(pc);
 }
 
-/*
- * Preresume, after the superblock is loaded: format or resync (the
- * sticky table next: pcm_inject_load()).  The device accepts I/O only
- * after both return.
- */
 int pcm_wib_load(struct pcm_c *pc)
 {
 	struct pcm_wib *w = pc->wib;
@@ -372,10 +358,6 @@ int pcm_wib_load(struct pcm_c *pc)
 	return r;
 }
 
-/*
- * Whether the parity of the physical row at backing sector @slot may
- * not match its data: a read-only table loaded with its bit set.
- */
 bool pcm_wib_torn(struct pcm_c *pc, sector_t slot)
 {
 	struct pcm_wib *w = pc->wib;
@@ -383,7 +365,6 @@ bool pcm_wib_torn(struct pcm_c *pc, sector_t slot)
 	return w && w->torn && pcm_wib_test(w->map.bits, region_of(pc, slot));
 }
 
-/* Status: appended after the ECC figures. */
 void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
 		    unsigned int *szp)
 {

@@ -23,6 +23,87 @@
  *
  * What a lower file needs from a higher one comes as data in struct
  * pcm_c, or as a return value, never as a call.  Keep it so.
+ *
+ * Each part has a header of its own, dm-pcm-<part>.h: what the part's
+ * file gives the files above it (kernel-doc on each function), the
+ * inline helpers that call into it (pcm_wear_count() in dm-pcm-wear.h,
+ * pcm_io_done() in dm-pcm-epoch.h), and the state only it reads.  A file
+ * includes this header and the headers of the parts it calls; this one
+ * includes only the kernel's and the pure logic's (pcm-*.h), and calls
+ * nothing of the parts, so no header reaches up (tools/includegraph
+ * checks the sources: no circle).
+ */
+/*
+ * Locking.  The locks, outermost first; each may be held while taking
+ * those below it that it names, never the other way.  Every nesting
+ * claimed names a function where it happens; a lock said to be taken
+ * alone is never held while another of these is taken, nor taken under
+ * one.
+ *
+ * pc->meta_lock (mutex, dm-pcm-meta.c): the superblock, gap moves and
+ *   register changes, pc->epoch, the counters beside them.  Held while
+ *   waiting for a grace period (pcm_grace() asserts it; move_round(),
+ *   clear_pass()), so no bio's path takes it: only messages, preresume,
+ *   postsuspend, the mover's and the bitmap's workers do.  Under it:
+ *   - dom->lock: move_round() (pcm_hold_row(), and pcm_switch() and
+ *     pcm_release() by move_done()), format() and take_registers() by
+ *     pcm_meta_load();
+ *   - the timing model's channel locks: move_round() -> copy_done() ->
+ *     pcm_timing_move() -> pcm_tm_move() -> read_row(), write_row();
+ *   - wib->io_lock, then wib->lock: clear_pass() -> write_blocks();
+ *     wib->lock alone too: clear_pass().
+ *
+ * ECC row bits (ecc:bch, dm-pcm-ecc.c): hashed row-in-flight bits,
+ *   wait_on_bit_lock_io() by ecc_rows() in ascending order (the map path
+ *   only tries them: ecc_rows_trylock()), held from a write's parity
+ *   until its data is written, across I/O, and by a read that raced a
+ *   write (ecc_read()).  A parity buffer is taken from the mempool before
+ *   them, never after (ecc_write(), ecc_read()).  Under them:
+ *   - wib->io_lock, then wib->lock: ecc_write() -> pcm_wib_mark() ->
+ *     mark_chunk() -> write_blocks(); wib->lock alone: pcm_wib_mark();
+ *   - the CPU's coding context: ecc_read() -> ecc_decode_row(),
+ *     ecc_encode_row().
+ *
+ * wib->io_lock (mutex, dm-pcm-wib.c): bitmap writes, setting bits, the
+ *   block buffer.  Under it, wib->lock: write_blocks(), mark_chunk().
+ *
+ * The CPU's coding context (local_lock_t, with BHs off, dm-pcm-ecc.c:
+ *   ctx_get()): held while coding a row, never across I/O.  Under it,
+ *   inj->lock: ecc_decode_row() -> ecc_read_sector() -> pcm_inject_take()
+ *   -> __pcm_inject_take() (spin_lock(): BHs are off already).
+ *
+ * dom->lock (spinlock, struct pcm_domain): a domain's parked bios, owed
+ *   moves, gate and moving row; one domain's at a time (each site takes
+ *   one and lets it go before the next).  Under it, dom->seq's write
+ *   side: pcm_set_regs() (lockdep asserts dom->lock) by pcm_switch(),
+ *   format(), take_registers().  The map path takes it (map_gated(),
+ *   move_fell_due()); nothing else of ours is taken under it: parked bios
+ *   are submitted and charged after it is dropped (pcm_release()).
+ *
+ * The timing model's locks (pcm-timing.c): the model's tm->lock (tags,
+ *   write cache, the parameters' writers), then a channel's lock:
+ *   pcm_tm_submit() -> charge() -> submit_read(), submit_write() ->
+ *   read_row(), write_row().  tm->lock, then tm->seq's write side:
+ *   pcm_tm_set().  A channel's lock is also taken alone (pcm_tm_usage()).
+ *
+ * Taken alone, never nested with another of these: pc->stats_lock
+ *   (pcm_status_info(), pcm_msg_stats(), which takes meta_lock only
+ *   after dropping it); wear->lock (mutex: loading and persisting the
+ *   counters, pcm_wear_load(), pcm_wear_persist()); inj->io_lock (mutex:
+ *   the sticky table, pcm_inject_save(), inj_clear_disk()) and inj->lock
+ *   in process context (spin_lock_bh(): pcm_inject_add(), inj_forget()),
+ *   which pcm_inject_clear() takes one after the other; and
+ *   timing->reset_lock (mutex: "stats reset", pcm_timing_reset(), called
+ *   after meta_lock is dropped), held across synchronize_rcu_expedited().
+ *
+ * Lockless, by RCU and epochs: the timing figures are updated and read
+ *   under rcu_read_lock() (pcm_timing_charge(), pcm_timing_end_io(),
+ *   pcm_timer_fn(), timing_figs(), pcm_timing_lateness()), sections that
+ *   take none of the locks above; pcm_timing_reset() waits them out.  A bio mapped to a
+ *   row counts in its epoch (dm-pcm-epoch.h) from map to the end of its
+ *   backing I/O; pcm_grace() waits for those counts under meta_lock, so
+ *   nothing a bio waits for before its count drops may need meta_lock
+ *   (no bio path takes it, above).
  */
 #ifndef DM_PCM_H
 #define DM_PCM_H
@@ -159,89 +240,13 @@ static inline unsigned int pcm_io_size(bool ecc_on)
 	return ecc_on ? sizeof(struct pcm_io) : offsetof(struct pcm_io, lsector);
 }
 
-/* ECC status figures, in the order status prints them: append only. */
-enum pcm_ecc_fig {
-	PCM_ECC_CORRECTED_BITS,
-	PCM_ECC_CORRECTED_SECTORS,
-	PCM_ECC_UNCORRECTABLE_SECTORS,
-	PCM_ECC_SILENT_SECTORS,
-	PCM_ECC_INJECTED_BITS,
-	PCM_ECC_RAW_BITS,
-	PCM_ECC_NR_FIGS
-};
-
 struct pcm_copier;
 struct pcm_ecc_dev;
+struct pcm_inflight;
+struct pcm_injects;
+struct pcm_timing;
+struct pcm_wear;
 struct pcm_wib;
-
-/*
- * Wear counters (dm-pcm-wear.c): @ctr[(slot - offset) >> @shift] counts
- * the writes of a group of @group physical rows.  The map path reads and
- * stores a counter and @dirty without a lock; the rest is @lock's.
- */
-struct pcm_wear {
-	u32 *ctr;
-	u64 nr;				/* counters */
-	u32 group;			/* rows per counter, a power of two */
-	u32 shift;			/* backing sectors -> counter */
-	u64 endurance;
-	u32 limit;			/* a counter reaches endurance: 0, never */
-	bool dirty;			/* counted since the last persist */
-	struct pcm_c *pc;
-	struct mutex lock;		/* below: loading and persisting */
-	bool loaded;
-	u64 seq;			/* the last write's; copy seq & 1 */
-	void *buf;			/* PCM_WEAR_CHUNK blocks */
-	struct delayed_work work;	/* the periodic persist */
-	u64 persists, errors;
-};
-
-/* dm-pcm-timing.c: the timing model's state and what status shows of it */
-#define PCM_LATE_BUCKETS	64
-
-/*
- * What one CPU counted; status adds the CPUs up.  Every bio updates these,
- * so they are per CPU: the map path and end_io write no shared line.
- */
-struct pcm_timing_figs {
-	u64 lat_sum[2], lat_n[2], lat_max[2];	/* modeled, read and write */
-	u64 tag_waits, cache_waits;
-	u64 held, late, late_max;
-	/* the front end's and the tags' share ("ranks"); the ranks' are the model's */
-	u64 front_busy, front_wait, front_wait_max;
-	u64 tag_wait, tag_wait_max;
-};
-
-struct pcm_timing_stats {
-	struct pcm_timing_figs f;
-	u64 late_hist[PCM_LATE_BUCKETS];
-};
-
-struct pcm_timing {
-	struct pcm_tm tm;		/* locks itself, per channel */
-	void *chans;
-	u64 *tag_free;
-	u64 overhead;			/* overhead_ns: holds end this much early */
-	u64 since;			/* figures count from: init, "stats reset" */
-	/*
-	 * The figures being counted, and a zeroed set "stats reset" swaps
-	 * in (pcm_timing_reset()); updaters and readers use one under RCU.
-	 */
-	struct pcm_timing_stats __percpu *stats;
-	struct pcm_timing_stats __percpu *spare;
-	struct mutex reset_lock;	/* "stats reset"s, one at a time */
-};
-
-/*
- * Bios mapped to rows, per CPU and epoch, as SRCU counts its readers: the
- * map path never takes a shared lock or writes a shared cache line, and a
- * gap move waits only for the bios that were mapped before it held its
- * rows (pcm_grace()).
- */
-struct pcm_inflight {
-	unsigned long enter[2];
-	unsigned long exit[2];
-};
 
 /* Registers change under dom->lock, inside the seqcount the map path reads. */
 static inline void pcm_set_regs(struct pcm_domain *dom, const struct pcm_sg_domain *regs)
@@ -385,177 +390,5 @@ static inline struct block_device *meta_bdev(struct pcm_c *pc)
 {
 	return (pc->meta_dev ?: pc->dev)->bdev;
 }
-
-/* dm-pcm-epoch.c: the map path's and end_io's counts, inline; the wait */
-int pcm_epoch_init(struct pcm_c *pc);
-void pcm_epoch_exit(struct pcm_c *pc);
-void pcm_grace(struct pcm_c *pc);
-void pcm_wake_drain(struct pcm_c *pc);
-
-/* Enter the current epoch; returns it. */
-static inline unsigned int pcm_enter_epoch(struct pcm_c *pc)
-{
-	unsigned int idx = READ_ONCE(pc->epoch) & 1;
-
-	this_cpu_inc(pc->inflight->enter[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this enter, or we its gates */
-	return idx;
-}
-
-/* A bio of epoch @idx is over: count its exit. */
-static inline void pcm_exit_epoch(struct pcm_c *pc, unsigned int idx)
-{
-	smp_mb(); /* what the bio did comes before its count drops */
-	this_cpu_inc(pc->inflight->exit[idx]);
-	smp_mb(); /* pairs with pcm_grace(): it sees this exit, or we see draining */
-	if (unlikely(READ_ONCE(pc->draining)))
-		pcm_wake_drain(pc);
-}
-
-/* The bio's backing I/O is over, or it was never issued: drop its count. */
-static inline void pcm_io_done(struct pcm_c *pc, struct pcm_io *io)
-{
-	unsigned int idx = io->state - PCM_IO_MAPPED;
-
-	if (io->state < PCM_IO_MAPPED)
-		return;
-	io->state = PCM_IO_DONE;
-	pcm_exit_epoch(pc, idx);
-}
-
-/* dm-pcm-meta.c */
-int pcm_meta_init(struct pcm_c *pc);
-void pcm_meta_exit(struct pcm_c *pc);
-int pcm_meta_check(struct pcm_c *pc);
-int pcm_meta_load(struct pcm_c *pc);
-int pcm_meta_persist(struct pcm_c *pc, bool both);
-int pcm_io(struct pcm_c *pc, struct block_device *bdev, blk_opf_t opf,
-	   sector_t sector, sector_t count, void *buf);
-
-/* dm-pcm-io.c */
-int pcm_map(struct dm_target *ti, struct bio *bio);
-int pcm_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
-void pcm_move_due(struct pcm_c *pc);
-void pcm_hold_row(struct pcm_domain *dom, u64 row);
-void pcm_switch(struct pcm_c *pc, struct pcm_domain *dom,
-		const struct pcm_sg_domain *next, bool paid);
-void pcm_release(struct pcm_c *pc, struct pcm_domain *dom, bool all);
-
-/* dm-pcm-ecc.c */
-int pcm_ecc_dev_init(struct pcm_c *pc);
-void pcm_ecc_dev_exit(struct pcm_c *pc);
-int pcm_ecc_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-int pcm_ecc_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-int pcm_ecc_pair_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
-			blk_status_t *error);
-void pcm_ecc_write_end_io(struct pcm_c *pc, struct pcm_io *io);
-void pcm_ecc_reset(struct pcm_c *pc);
-void pcm_ecc_status(struct pcm_c *pc, char *result, unsigned int maxlen,
-		    unsigned int *szp);
-
-/* dm-pcm-errs.c */
-int pcm_errs_enable(struct pcm_c *pc);
-void pcm_errs_exit(struct pcm_c *pc);
-u32 pcm_row_read(struct pcm_c *pc, sector_t slot);
-void pcm_errs_rber(struct pcm_c *pc, u64 rber);
-int pcm_raw_remapped(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-int pcm_raw_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-/* dm-pcm-wib.c: write-intent bitmap (ecc:bch) */
-int pcm_wib_init(struct pcm_c *pc);
-void pcm_wib_exit(struct pcm_c *pc);
-int pcm_wib_load(struct pcm_c *pc);
-int pcm_wib_mark(struct pcm_c *pc, sector_t s, u32 sectors);
-bool pcm_wib_marked(struct pcm_c *pc, sector_t s, u32 sectors);
-bool pcm_wib_torn(struct pcm_c *pc, sector_t slot);
-void pcm_wib_quiesce(struct pcm_c *pc);
-void pcm_wib_clear_now(struct pcm_c *pc);
-void pcm_wib_status(struct pcm_c *pc, char *result, unsigned int maxlen,
-		    unsigned int *szp);
-
-/* dm-pcm-inject.c: injected errors, one-shot and sticky (ecc:bch) */
-int pcm_inject_init(struct pcm_c *pc);
-void pcm_inject_exit(struct pcm_c *pc);
-int pcm_inject_load(struct pcm_c *pc);
-int pcm_inject_save(struct pcm_c *pc, sector_t sector, u32 nbits);
-int pcm_inject_add(struct pcm_c *pc, sector_t sector, u32 nbits, bool sticky);
-int pcm_inject_clear(struct pcm_c *pc);
-u32 pcm_inject_max(struct pcm_c *pc);
-u32 __pcm_inject_take(struct pcm_c *pc, sector_t sector);
-
-/* Whether any sector has errors injected: a racy look, as a read takes it. */
-static inline bool pcm_injected(struct pcm_c *pc)
-{
-	return READ_ONCE(pc->nr_injected);
-}
-
-/* Bits injected in logical sector @sector, for a read (BHs off); one-shots go. */
-static inline u32 pcm_inject_take(struct pcm_c *pc, sector_t sector)
-{
-	return pcm_injected(pc) ? __pcm_inject_take(pc, sector) : 0;
-}
-
-/* dm-pcm-wear.c */
-int pcm_wear_init(struct pcm_c *pc);
-void pcm_wear_exit(struct pcm_c *pc);
-int pcm_wear_load(struct pcm_c *pc, bool fresh);
-int pcm_wear_persist(struct pcm_c *pc, bool force);
-void pcm_wear_resume(struct pcm_c *pc);
-void pcm_wear_suspend(struct pcm_c *pc);
-u32 pcm_wear_row_x(struct pcm_c *pc, sector_t slot);
-u64 pcm_wear_read_rber(struct pcm_c *pc, sector_t slot, u64 rber);
-u32 pcm_wear_prog_q16(struct pcm_c *pc, sector_t slot);
-void pcm_wear_passed(struct pcm_c *pc, sector_t slot);
-void pcm_wear_stuck_begin(struct pcm_c *pc, sector_t slot, u32 sector_bits,
-			  struct pcm_stuck_iter *it);
-void pcm_wear_status(struct pcm_c *pc, char *result, unsigned int maxlen,
-		     unsigned int *szp);
-int pcm_wear_message(struct pcm_c *pc, unsigned int argc, char *result,
-		     unsigned int maxlen);
-
-/*
- * The map path: the row at backing sector @slot was written (a row piece
- * of a write or write-zeroes, or a gap move's destination).  A racy
- * increment, not an atomic: dm-pcm-wear.c says why.
- */
-static inline void pcm_wear_count(struct pcm_c *pc, sector_t slot)
-{
-	struct pcm_wear *w = pc->wear;
-	u32 *c, v;
-
-	if (likely(!w))
-		return;
-	c = &w->ctr[(slot - pc->layout.offset) >> w->shift];
-	v = READ_ONCE(*c);
-	if (likely(v != U32_MAX))
-		WRITE_ONCE(*c, v + 1);
-	if (unlikely(v + 1 == w->limit))
-		pcm_wear_passed(pc, slot);
-	if (unlikely(!READ_ONCE(w->dirty)))
-		WRITE_ONCE(w->dirty, true);
-}
-
-/* dm-pcm-timing.c */
-int pcm_timing_init(struct pcm_c *pc);
-void pcm_timing_exit(struct pcm_c *pc);
-void pcm_timing_update(struct pcm_c *pc);
-void pcm_timing_charge(struct pcm_c *pc, struct bio *bio, struct pcm_io *io);
-void pcm_timing_move(struct pcm_c *pc, u64 src, u64 dst, sector_t dst_slot);
-int pcm_timing_end_io(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
-		      blk_status_t *error);
-void pcm_timing_status(struct pcm_c *pc, char *result, unsigned int maxlen,
-		       unsigned int *szp);
-void pcm_timing_reset(struct pcm_c *pc);
-int pcm_timing_lateness(struct pcm_c *pc, char *result, unsigned int maxlen);
-int pcm_timing_ranks(struct pcm_c *pc, char *result, unsigned int maxlen);
-void pcm_timing_status_ranks(struct pcm_c *pc, char *result, unsigned int maxlen,
-			     unsigned int *szp);
-
-/* dm-pcm-move.c */
-int pcm_move_init(struct pcm_c *pc);
-void pcm_move_exit(struct pcm_c *pc);
-int pcm_move_rounds(struct pcm_c *pc, u64 rounds);
-void pcm_move_quiesce(struct pcm_c *pc);
-void pcm_move_suspending(struct pcm_c *pc, bool suspending);
-void pcm_move_resume(struct pcm_c *pc);
 
 #endif

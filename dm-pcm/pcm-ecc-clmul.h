@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * dm-pcm BCH parity by carry-less multiply (x86-64 PCLMULQDQ): the
- * x86 code of pcm-ecc.c, in a file of its own.  Included by pcm-ecc.c
- * only, after ecc_be64() and ecc_head(), which it uses; everything here
- * is static and inlined into pcm-ecc.c's parity loops (a call per
- * codeword would cost onyx's 64 codewords of 8 bytes a sector more than
- * the multiply), but ecc_rows_clmul(), one call per row.  Other
- * architectures get stubs that pcm-ecc.c never calls (ECC_CLMUL is 0
- * there).
+ * x86 code of pcm-ecc.c, in a header of its own that stands alone (it
+ * reads codewords as the tables do, pcm-ecc-bytes.h, and takes their
+ * geometry from pcm-ecc.h).  Everything here is static and inlined into
+ * pcm-ecc.c's parity loops (a call per codeword would cost onyx's 64
+ * codewords of 8 bytes a sector more than the multiply), but
+ * ecc_rows_clmul(), one call per row: pcm-ecc.c is the one file that
+ * includes it.  Other architectures get stubs that pcm-ecc.c never calls
+ * (ECC_CLMUL is 0 there).
  */
-#ifndef DM_PCM_ECC_CLMUL_H
-#define DM_PCM_ECC_CLMUL_H
+#ifndef PCM_ECC_CLMUL_H
+#define PCM_ECC_CLMUL_H
+
+#include <linux/types.h>
+
+#include "pcm-ecc.h"
+#include "pcm-ecc-bytes.h"
 
 #ifdef CONFIG_X86_64
 #include <asm/cpufeature.h>

@@ -14,6 +14,8 @@
 #include <linux/bch.h>
 
 #include "pcm-ecc.h"
+#include "pcm-ecc-bytes.h"
+#include "pcm-ecc-clmul.h"
 
 /*
  * The papers' layouts.
@@ -213,35 +215,6 @@ int pcm_ecc_geom_unpack(struct pcm_ecc_geom *g, u64 word)
 #define ECC_MAX_PARITY		DIV_ROUND_UP(15 * PCM_ECC_MAX_T, 8)	/* m <= 15 */
 #define ECC_FAST_MAX_WORDS	4	/* parity bytes up to 32; more: bch_encode() */
 
-/* 8 bytes as a big-endian number (the compiler makes it one load and a swap) */
-static inline u64 ecc_be64(const u8 *p)
-{
-	return (u64)p[0] << 56 | (u64)p[1] << 48 | (u64)p[2] << 40 | (u64)p[3] << 32 |
-	       (u64)p[4] << 24 | (u64)p[5] << 16 | (u64)p[6] << 8 | p[7];
-}
-
-/*
- * A codeword's first block into @x: its first len % 8 bytes as the last of
- * a block (after zeros), or 8 bytes; returns how many.
- */
-static __always_inline unsigned int ecc_head(const u8 *d, unsigned int len, u64 *x)
-{
-	unsigned int h = len % 8, i;
-
-	if (!h) {
-		*x = ecc_be64(d);
-		return 8;
-	}
-	if (len > 8) {
-		*x = ecc_be64(d) >> (64 - 8 * h);
-		return h;
-	}
-	*x = 0;
-	for (i = 0; i < h; i++)
-		*x = *x << 8 | d[i];
-	return h;
-}
-
 /*
  * The state @s plus table entry Tk[b], b being byte k of @x from the
  * last.  @w, the state's words, is a constant wherever this is inlined,
@@ -313,8 +286,6 @@ static __always_inline void ecc_parity_w(const u64 *t, const u8 *d, unsigned int
 	if (w > 3)
 		ecc_store(p + 24, pb - 24, s[3]);
 }
-
-#include "pcm-ecc-clmul.h"
 
 struct pcm_ecc_tab {
 	unsigned int users;	/* codecs sharing it: their init and exit are serialized */

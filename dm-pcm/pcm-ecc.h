@@ -30,8 +30,8 @@
  * asm block that stores each codeword's parity, or compares it with
  * the stored parity, in place (pcm-ecc-clmul.h).
  */
-#ifndef DM_PCM_ECC_H
-#define DM_PCM_ECC_H
+#ifndef PCM_ECC_H
+#define PCM_ECC_H
 
 #include <linux/string.h>
 #include <linux/types.h>

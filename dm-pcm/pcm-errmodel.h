@@ -6,8 +6,8 @@
  * stuck-at cells of rows past endurance, and the wear summary the "wear"
  * message prints.  Pure logic shared by the module and the host tests.
  */
-#ifndef DM_PCM_ERRMODEL_H
-#define DM_PCM_ERRMODEL_H
+#ifndef PCM_ERRMODEL_H
+#define PCM_ERRMODEL_H
 
 #include <linux/types.h>
 

@@ -36,8 +36,8 @@
  * A physical row of a start-gap domain is a "slot": pcm_layout_slot() is
  * the one place that turns (domain, physical row) into a backing sector.
  */
-#ifndef DM_PCM_LAYOUT_H
-#define DM_PCM_LAYOUT_H
+#ifndef PCM_LAYOUT_H
+#define PCM_LAYOUT_H
 
 #include <linux/types.h>
 

@@ -5,8 +5,8 @@
  * configuration.  Pure logic: it builds into the module and into the host
  * unit tests (tests/host), so it includes nothing but basic kernel headers.
  */
-#ifndef DM_PCM_PARAMS_H
-#define DM_PCM_PARAMS_H
+#ifndef PCM_PARAMS_H
+#define PCM_PARAMS_H
 
 #include <linux/types.h>
 

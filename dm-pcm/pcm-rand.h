@@ -11,8 +11,8 @@
  * PCM_RAND_TIMING + channel.  (The error model, pcm-errmodel.h, keys
  * splitmix64 streams of its own by the same seed.)
  */
-#ifndef DM_PCM_RAND_H
-#define DM_PCM_RAND_H
+#ifndef PCM_RAND_H
+#define PCM_RAND_H
 
 #include <linux/prandom.h>
 #include <linux/types.h>

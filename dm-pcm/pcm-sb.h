@@ -5,8 +5,8 @@
  * taken for a valid one.  Two copies are kept; the valid one with the
  * higher sequence number wins.  Pure logic, shared with the host tests.
  */
-#ifndef DM_PCM_SB_H
-#define DM_PCM_SB_H
+#ifndef PCM_SB_H
+#define PCM_SB_H
 
 #include <linux/types.h>
 

@@ -10,8 +10,8 @@
  * d, d + K, d + 2K, ...; one of them is the gap.  With registers start and
  * gap, domain row l lives at p = (l + start) mod N, plus one if p >= gap.
  */
-#ifndef DM_PCM_STARTGAP_H
-#define DM_PCM_STARTGAP_H
+#ifndef PCM_STARTGAP_H
+#define PCM_STARTGAP_H
 
 #include <linux/types.h>
 

@@ -52,8 +52,8 @@
  * end's and the tags' share of a request comes back in its result, for
  * the caller to add up (the kernel, per CPU).
  */
-#ifndef DM_PCM_TIMING_H
-#define DM_PCM_TIMING_H
+#ifndef PCM_TIMING_H
+#define PCM_TIMING_H
 
 #include <linux/atomic.h>
 #include <linux/bitops.h>

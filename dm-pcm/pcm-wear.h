@@ -11,8 +11,8 @@
  * copy, one period older; a loader takes, block by block, the valid copy
  * with the higher sequence number, and zeros where neither is valid.
  */
-#ifndef DM_PCM_WEAR_H
-#define DM_PCM_WEAR_H
+#ifndef PCM_WEAR_H
+#define PCM_WEAR_H
 
 #include <linux/types.h>
 

@@ -14,8 +14,8 @@
  * write fails, it clears those and no other (another write's bit, set
  * and durable, must stay set while that write's data may be in flight).
  */
-#ifndef DM_PCM_WIB_H
-#define DM_PCM_WIB_H
+#ifndef PCM_WIB_H
+#define PCM_WIB_H
 
 #include <linux/types.h>
 

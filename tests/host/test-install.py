@@ -94,19 +94,23 @@ def test_kernel_patch(scratch):
     rc, out = run(['patch', '-p1', '-s', '-f', '-d', tree, '-i', out_patch])
     result(rc == 0, 'the patch applies to the tree it was made from', out)
     srcs = sorted(os.path.basename(f) for f in glob.glob(f'{TOP}/dm-pcm/*.[ch]'))
-    added = sorted(f for f in os.listdir(f'{tree}/drivers/md') if f.endswith(('.c', '.h')))
-    result(added == srcs, f'it adds the {len(srcs)} sources to drivers/md', f'{added}')
-    same = all(open(f'{TOP}/dm-pcm/{f}', 'rb').read() == open(f'{tree}/drivers/md/{f}', 'rb').read()
+    sub = f'{tree}/drivers/md/dm-pcm'
+    added = sorted(f for f in os.listdir(sub) if f.endswith(('.c', '.h'))) if os.path.isdir(sub) else []
+    result(added == srcs, f'it adds the {len(srcs)} sources to drivers/md/dm-pcm/', f'{added}')
+    same = all(open(f'{TOP}/dm-pcm/{f}', 'rb').read() == open(f'{sub}/{f}', 'rb').read()
                for f in srcs if f in added)
     result(same, 'unchanged')
+    result(not glob.glob(f'{tree}/drivers/md/*.[ch]'), 'none of them in drivers/md/ itself')
     kconfig = open(f'{tree}/drivers/md/Kconfig').read()
     entry = open(f'{TOP}/Kconfig').read()
     entry = entry[entry.index('config DM_PCM'):]
     result(entry + '\nendif # MD' in kconfig, "./Kconfig's DM_PCM entry ends drivers/md/Kconfig's MD menu")
-    kbuild = [l for l in open(f'{TOP}/dm-pcm/Kbuild').read().splitlines()
-              if not l.startswith('# SPDX') and l != '#' and 'paste unchanged' not in l]
-    result(open(f'{tree}/drivers/md/Makefile').read().rstrip('\n').endswith('\n'.join(kbuild)),
-           "dm-pcm/Kbuild's lines end drivers/md/Makefile")
+    result(os.path.exists(f'{sub}/Makefile') and
+           open(f'{sub}/Makefile', 'rb').read() == open(f'{TOP}/dm-pcm/Kbuild', 'rb').read(),
+           'dm-pcm/Kbuild is drivers/md/dm-pcm/Makefile, unchanged')
+    hook = open(f'{tree}/drivers/md/Makefile').read().rstrip('\n').splitlines()[-1]
+    result(hook.split() == ['obj-$(CONFIG_DM_PCM)', '+=', 'dm-pcm/'],
+           'drivers/md/Makefile ends with its hook, obj-$(CONFIG_DM_PCM) += dm-pcm/', hook)
     doc = 'Documentation/admin-guide/device-mapper'
     index = [l.strip() for l in open(f'{tree}/{doc}/index.rst') if l.startswith('    ') and l.strip()]
     toc = [e for e in index if not e.startswith(':')]
