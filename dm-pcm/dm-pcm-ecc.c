@@ -928,10 +928,20 @@ static int ecc_pair_done(struct pcm_c *pc, struct bio *bio, struct pcm_io *io,
 		ecc_pair_free(io);
 		return DM_ENDIO_DONE;
 	}
-	if (io->ecc == PCM_ECC_IO_PAIR)		/* not raced: a hard-IRQ completion */
-		wq = pcm_bh_wq(wq);
-	INIT_WORK(&io->work, ecc_work);
-	queue_work(wq, &io->work);
+	/*
+	 * Two INIT_WORK sites, two lockdep classes: a work item that runs in
+	 * softirq context (system_bh_wq) and one that runs in a kworker must
+	 * not share one, or lockdep sees one "lock" taken with softirqs on
+	 * and in softirq context (an inconsistent lock state, seen on the
+	 * debug kernel with 33-ecc-concurrency then 38-error-paths).
+	 */
+	if (io->ecc == PCM_ECC_IO_PAIR) {	/* not raced: a hard-IRQ completion */
+		INIT_WORK(&io->work, ecc_work);
+		queue_work(pcm_bh_wq(wq), &io->work);
+	} else {
+		INIT_WORK(&io->work, ecc_work);
+		queue_work(wq, &io->work);
+	}
 	return DM_ENDIO_INCOMPLETE;
 }
 
