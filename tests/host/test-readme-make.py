@@ -11,6 +11,7 @@ where the details went); the variables it documents must reach that
 command (DEBUG=1, DEBUG=0, RESUME=1, DEBUG_TESTS, NATIVE=1, SOAK_MINUTES...); and
 tests/vm/tiers must name every VM test, and only those.  Prints TAP.
 """
+import importlib.machinery
 import os
 import re
 import shlex
@@ -18,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'tools'))
@@ -154,6 +156,24 @@ def main():
            'tests/vm/run --smp yes|no selects the ",smp" lines or the others', str(smp))
     result(listed('--smp', 'no', '--reverse') == [t for t in reversed(tests) if t not in smp],
            'tests/vm/run --reverse lists the selection last first')
+
+    # CI keeps only the tail of make check's output: the summary's line of
+    # a failed test names its failed subtests and the kernel report's head
+    loader = importlib.machinery.SourceFileLoader('check', os.path.join(TOP, 'tools', 'check'))
+    check = types.ModuleType('check')
+    check.__file__ = loader.path
+    loader.exec_module(check)
+    tap = ['ok 1 01-a (3s)', '    ok 1 loads', '    not ok 2 data reads back', '    # got 0/1',
+           '    # dmesg: [484.7] INFO: task kworker/0:22:1337 blocked for more than 120 seconds.',
+           '    # dmesg:  __schedule+0x2eb/0x8d0', '    1..2',
+           'not ok 2 39-b (394s) # kernel log: [484.7] INFO: task kworker/0:22:1337 blocked']
+    counts = check.count_tap(tap, '6.1')
+    line = check.FAILED[-1] if check.FAILED else ''
+    result(counts == (1, 1, 0) and line.startswith('6.1: not ok 2 39-b') and
+           'not ok 2 data reads back' in line and '# got 0/1' in line and
+           '__schedule+0x2eb' in line and 'loads' not in line,
+           "tools/check's summary line of a failed test names its failed subtests and the "
+           "kernel report's first lines", line)
     return done()
 
 
