@@ -129,10 +129,21 @@ from pcmlib import clock, vm
 from pcmlib.model import percentile
 from pcmchar import spec as pspec
 from .common import TOP, VM_TIMEOUT
+from .options import HOST, ICOUNT, SPEC, RUN_DIR, DILATION, CALIBRATION
 
 NAME = 'app'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, SPEC, RUN_DIR, DILATION, CALIBRATION)   # options.py's groups
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
+
+
+def add_args(p):
+    """app's own options."""
+    p.add_argument('--short', action='store_true',
+                   help='the spec\'s [short] settings (scale, clients, threads, duration): the '
+                   'VM suite\'s run')
+    p.add_argument('--no-figures', dest='figures', action='store_false',
+                   help='draw no PNG (matplotlib under TCG takes minutes)')
 
 WORKLOADS = ('tpcb-like', 'simple-update', 'select-only')
 SCALE_MIB = 16          # pgbench: one scale unit is 100,000 accounts, ~16 MB
@@ -1826,8 +1837,6 @@ def run(args, ap):
     from pcmbench import characterize
     if not args.spec:
         ap.error('app needs a SPEC file (e.g. tools/app/pgbench.toml)')
-    if args.trace or args.redraw or args.backing_dev:
-        ap.error('app takes no --trace, --redraw nor --backing-dev')
     name = os.path.splitext(os.path.basename(args.spec))[0]
     try:
         with open(args.spec, encoding='utf-8') as fh:

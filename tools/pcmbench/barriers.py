@@ -16,9 +16,11 @@ import subprocess
 from pcmchar import trace
 from pcmlib.bench import pcm_create, status
 from .common import sh, remove_devices, move_gap_timed, med
+from .options import HOST, ICOUNT, ROUNDS
 
 NAME = 'barriers'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS)   # its options' groups (options.py)
 
 
 BARRIER_DOMAINS = (1, 1024)

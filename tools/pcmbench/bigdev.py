@@ -10,9 +10,11 @@ depend on the host.
 import os
 from pcmlib.bench import pcm_length, status
 from .common import sh, remove_devices, dm_timed, move_gap_timed, med
+from .options import HOST, ROUNDS
 
 NAME = 'bigdev'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ROUNDS)   # its options' groups (options.py)
 
 
 BIGDEV_MIB = 1024 * 1024  # the sparse NVMe namespace: 1 TiB

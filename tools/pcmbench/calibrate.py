@@ -17,9 +17,11 @@ import statistics
 
 from pcmlib import calibrate as pcal
 from .common import fresh_ramdisk, remove_devices
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, DILATION
 
 NAME = 'calibrate'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, DILATION)   # its options' groups (options.py)
 
 
 def guest(args, runs):

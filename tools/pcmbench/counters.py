@@ -24,9 +24,11 @@ import subprocess
 from pcmlib import fio
 from pcmlib.bench import pcm_length, measure
 from .common import TOP, sh, remove_devices, pcm_words, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'counters'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
 
 DISK_MIB = 128          # each device's ramdisk
 FIO_MIB = 120           # what fio covers of each device (dm-pcm's is a little smaller)

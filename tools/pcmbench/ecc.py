@@ -18,9 +18,11 @@ import statistics
 
 from pcmlib.bench import pcm_create, fio_cmd, run_fio, status
 from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'ecc'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
 
 
 ECC_MIB = 192  # ecc: what fio covers of each device (dm-pcm's parity and

@@ -11,9 +11,17 @@ tags:1024": the timing model on, no delay).
 import statistics
 from pcmlib.bench import pcm_create, measure
 from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'passthrough'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
+
+
+def add_args(p):
+    """passthrough's own option (main.py checks the sizes)."""
+    p.add_argument('--bs', default='4k',
+                   help='block sizes, comma-separated (default 4k; e.g. 4k,1m)')
 
 
 def setup_passthrough(words=''):

@@ -17,9 +17,11 @@ host).
 """
 from pcmlib.bench import pcm_create, fio_cmd, run_fio
 from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME
 
 NAME = 'scaling'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME)   # its options' groups (options.py)
 
 
 SCALING_JOB_MIB = 128  # each job's half of the ramdisk (fio covers 127 MiB of it)

@@ -8,9 +8,11 @@ off: the shape of Onyx Figure 6 before any timing model.
 import statistics
 from pcmlib.bench import RAMP_S, pcm_create, measure, status
 from .common import remove_devices, fresh_ramdisk, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME
 
 NAME = 'startgap'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME)   # its options' groups (options.py)
 
 
 GAP_INTERVALS = (1, 4, 16, 64, 128, 512, 0)

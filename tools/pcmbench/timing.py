@@ -28,9 +28,11 @@ from pcmlib import clock
 from pcmlib.bench import TOP, sh, pcm_create, measure
 from pcmlib.calibrate import TIMING_CAL_US, calibrate, measure_pcm, overhead_of
 from .common import RAM_MIB, remove_devices, fresh_ramdisk, med
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, DILATION
 
 NAME = 'timing'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, DILATION)   # its options' groups (options.py)
 
 
 TIMING_US = (1, 10, 38, 179, 1000, 2000)  # modeled QD1 latencies

@@ -29,9 +29,11 @@ import time
 from pcmlib import status as pcmstatus, tracecmp
 from pcmlib.bench import pcm_create
 from .common import TOP, fresh_ramdisk, remove_devices, sh
+from .options import HOST, ICOUNT, ROUNDS, DILATION
 
 NAME = 'trace'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, DILATION)   # its options' groups (options.py)
 
 READS = {1: 1000, 32: 4000}  # per depth, as 35-trace at PCM_SCALE=100
 TRACEFS = '/sys/kernel/tracing'
