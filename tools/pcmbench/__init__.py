@@ -14,4 +14,7 @@
                 runs) (in the VM: appends the runs) and summarize(res) (on
                 the host: the table and the summary)
   characterize  the study of a spec (tools/pcmchar does the work)
+  app, appwork  a database's benchmark on ext4 over each device: app/ a
+                package (its __init__ lists its modules), appwork.py the
+                programs other than pgbench
 """
