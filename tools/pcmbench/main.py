@@ -21,8 +21,9 @@ its start and sets it as overhead_ns (--no-calibrate: not).
 Results, with the kernel version and the exact fio command lines, go to
 build/bench/<mode>-<kernel>.json (--outdir).  Never a pass/fail test: a
 benchmark.  One module per mode in tools/pcmbench/; what they share is
-common.py and, with the characterization, tools/pcmlib/bench.py (dm
-devices, fio), calibrate.py and fio.py (fio run and its JSON read).
+options.py (their groups of options), common.py and, with the
+characterization, tools/pcmlib/bench.py (dm devices, fio), calibrate.py
+and fio.py (fio run and its JSON read).
 """
 import argparse
 import json
@@ -169,7 +170,7 @@ class Parser(argparse.ArgumentParser):
         if any(a in self.modes for a in args):   # else argparse says MODE is missing
             found = self.locate.parse_known_args(args)[0]
             if found.mode in self.modes:          # else argparse names the bad MODE
-                i = len(args) - len(found.options) - 1
+                i = len(args) - len(found.options) - 1    # MODE's index
                 args = args[i:i + 1] + args[:i] + found.options
         return super().parse_known_args(args, namespace)
 
@@ -211,7 +212,7 @@ def build_parser():
                 parents=[options.HOST], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.set_defaults(**vars(every.parse_args([])))
     sub = ap.add_subparsers(dest='mode', required=True, metavar='MODE',
-                            parser_class=argparse.ArgumentParser,
+                            parser_class=argparse.ArgumentParser,   # not a Parser
                             title='modes (pcm-bench MODE --help lists its options)')
     for mod in mods:
         parsers[mod.NAME] = mode_parser(sub, mod)
