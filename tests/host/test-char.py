@@ -837,13 +837,19 @@ def test_bench_cli():
     from pcmbench import main as bmain
     modes = ('passthrough', 'scaling', 'ecc', 'startgap', 'barriers', 'timing', 'bigdev',
              'counters', 'trace', 'characterize', 'app')
+    # of the options below, those each mode takes (the rest it refuses)
+    fio = {'runtime', 'rounds'}
+    takes = {'passthrough': fio | {'bs', 'pcm_words'}, 'scaling': fio,
+             'ecc': fio | {'pcm_words'}, 'startgap': fio, 'barriers': {'rounds'},
+             'timing': fio, 'bigdev': {'rounds'}, 'counters': fio | {'pcm_words'},
+             'trace': {'rounds'}, 'characterize': {'trace', 'redraw'}, 'app': set()}
     res = bench('--help')
     check(res.returncode == 0 and all(f'\n    {m} ' in res.stdout for m in modes),
           f'--help lists the modes: {res.stdout[-800:]!r}')
     for mode in modes:
         res = bench(mode, '--help')
         out = ' '.join(res.stdout.split())
-        uses = bmain.USES[mode]
+        uses = takes[mode]
         check(res.returncode == 0 and res.stdout.startswith(f'usage: pcm-bench {mode} ') and
               f'pcm-bench {mode}: ' in out, f'{mode} --help: {res.stdout[:300]!r}')
         for opt in ('runtime', 'rounds', 'bs', 'pcm_words', 'trace', 'redraw'):
@@ -863,7 +869,7 @@ def test_bench_cli():
         va, vb = vars(ap.parse_args(a)), vars(ap.parse_args(b))
         check(va == vb, f'{a} and {b}: {va} {vb}')
     a = ap.parse_args(['--guest', '--out', '/tmp/x', '--icount', '--runtime', '0.5', '--rounds',
-                       '1', '--cpus', '1', '--bs', '4k', '--pcm-words', '', 'timing'])
+                       '1', '--cpus', '1', 'timing'])
     check((a.mode, a.guest, a.icount, a.out, a.runtime, a.rounds, a.cpus, a.bs) ==
           ('timing', True, True, '/tmp/x', 0.5, 1, 1, '4k'), f'the guest\'s line: {a}')
     a = ap.parse_args(['timing'])
@@ -876,7 +882,7 @@ def test_bench_cli():
     res = bench('scaling', '--cpus', '1')
     check(res.returncode == 2 and 'scaling needs --cpus 2' in res.stderr, f'scaling {res}')
     res = bench('timing', '--trace')
-    check(res.returncode == 2 and 'characterize does' in res.stderr, f'--trace {res}')
+    check(res.returncode == 2 and 'unrecognized arguments: --trace' in res.stderr, f'--trace {res}')
     res = bench('nomode')
     check(res.returncode == 2 and 'invalid choice' in res.stderr, f'bad mode {res}')
     res = bench('characterize')
@@ -974,7 +980,7 @@ def test_bench_trace():
     check(res.returncode == 0 and '--dilation K' in out and '--pcm-words' not in out and
           'pcmlib/tracecmp.py' in out, f'trace --help: {out[:300]}')
     res = bench('trace', '--overhead-ns', '5')
-    check(res.returncode == 2 and 'timing, calibrate and trace take --dilation' in res.stderr,
+    check(res.returncode == 2 and 'unrecognized arguments: --overhead-ns' in res.stderr,
           res.stderr[-200:])
 
     def lines(q_within, worst, util, busy=7530000):
@@ -1596,9 +1602,9 @@ def test_bench_cli_dilation():
     for argv, msg in ((['characterize', 'x.toml', '--dilation', '0'], "'0': an integer from 1"),
                       (['characterize', 'x.toml', '--dilation', '1001'], 'from 1 to 1000'),
                       (['characterize', 'x.toml', '--overhead-ns', '1,2,3'], 'READ[,WRITE]'),
-                      (['timing', '--calibrate'], 'timing takes no --dilation'),
-                      (['passthrough', '--dilation', '8'], 'passthrough takes no --dilation'),
-                      (['passthrough', '--calibrate'], 'passthrough takes no --dilation')):
+                      (['timing', '--calibrate'], 'unrecognized arguments: --calibrate'),
+                      (['passthrough', '--dilation', '8'], 'unrecognized arguments: --dilation'),
+                      (['passthrough', '--calibrate'], 'unrecognized arguments: --calibrate')):
         res = bench(*argv)
         check(res.returncode == 2 and msg in res.stderr, f'{argv}: {res.stderr[-300:]!r}')
     res = bench('characterize', '--help')
@@ -1614,7 +1620,7 @@ def test_bench_cli_dilation():
     a = ap.parse_args(['calibrate', '--dilation', '8', '--rounds', '2'])
     check((a.mode, a.dilation, a.rounds) == ('calibrate', 8, 2), f'calibrate: {a}')
     res = bench('calibrate', '--overhead-ns', '5')
-    check(res.returncode == 2 and 'timing, calibrate and trace take --dilation' in res.stderr,
+    check(res.returncode == 2 and 'unrecognized arguments: --overhead-ns' in res.stderr,
           res.stderr[-200:])
     runs = [{'round': rnd, 'rw': rw, 'dilation': 8, 'overhead_ns': ns}
             for rnd, rw, ns in ((0, 'randread', 9000), (0, 'randwrite', 9900),
@@ -1869,29 +1875,30 @@ duration = 1
 
 
 def test_app_spec():
-    """pcm-bench app's spec (tools/pcmbench/app.py): the settings, --short's
+    """pcm-bench app's spec (tools/pcmbench/app/spec.py): the settings, --short's
     [short] over them, and every bad spec refused with the field and what
     it allows; on the command line refused before any VM boots, with no
     run directory made."""
     from pcmbench import app
-    s = app.loads(APP_SPEC, tables=True)
+    from pcmbench.app import spec as aspec
+    s = aspec.loads(APP_SPEC, tables=True)
     check((s.name, s.workload, s.scale, s.clients, s.threads, s.duration, s.devices()) ==
           ('app-t', 'tpcb-like', 1, 4, 1, 5, ['preset:none', 'preset:onyx', 'dm-linear']),
           f'settings: {vars(s)}')
-    s = app.loads(APP_SPEC, short=True)
+    s = aspec.loads(APP_SPEC, short=True)
     check((s.clients, s.duration, s.short) == (2, 1, True) and '(--short)' in s.describe(),
           f'--short: {s.describe()}')
-    s = app.loads(APP_SPEC.replace('name = "app-t"', 'dilation = 16'), 'x', tables=True)
+    s = aspec.loads(APP_SPEC.replace('name = "app-t"', 'dilation = 16'), 'x', tables=True)
     check(s.table_words('preset:onyx') == 'preset:onyx dilation:16' and
           s.dilation_of('dm-linear') == 1, 'dilation:K on every dm-pcm device')
     pg = os.path.join(TOP, 'tools', 'app', 'pgbench.toml')
-    s = app.loads(open(pg).read(), 'pgbench', tables=True)
+    s = aspec.loads(open(pg).read(), 'pgbench', tables=True)
     check(s.devices() == ['preset:none', 'preset:pss', 'preset:onyx', 'preset:optane',
                           'preset:iodrive', 'dm-linear'] and s.dilation == 16 and
-          s.scale * app.SCALE_BYTES >= 4 * s.memory, f'tools/app/pgbench.toml: {vars(s)}')
+          s.scale * aspec.SCALE_BYTES >= 4 * s.memory, f'tools/app/pgbench.toml: {vars(s)}')
     sel = os.path.join(TOP, 'tools', 'app', 'pgbench-select.toml')
-    s = app.loads(open(sel).read(), 'pgbench-select', tables=True)
-    check(s.workload == 'select-only' and s.scale * app.SCALE_BYTES >= 4 * s.memory,
+    s = aspec.loads(open(sel).read(), 'pgbench-select', tables=True)
+    check(s.workload == 'select-only' and s.scale * aspec.SCALE_BYTES >= 4 * s.memory,
           f'tools/app/pgbench-select.toml: {vars(s)}')
     # a memory cgroup: the scale chosen so that the database is data_ratio
     # x memory (15.68 MB a scale unit), shared_buffers a quarter of it
@@ -1902,20 +1909,20 @@ def test_app_spec():
         base = APP_SPEC.split('[short]')[0]
         return '\n'.join([top] + [x for x in base.splitlines() if x.split(' = ')[0] not in keys]
                           + ['[short]', short])
-    s = app.loads(text('memory = "64m"\nramdisk = "1g"'), tables=True)
+    s = aspec.loads(text('memory = "64m"\nramdisk = "1g"'), tables=True)
     check((s.memory, s.data_ratio, s.scale, s.shared_buffers) == (64 << 20, 4, 18, 16 << 20) and
-          s.scale * app.SCALE_BYTES >= 4 * s.memory > (s.scale - 1) * app.SCALE_BYTES and
+          s.scale * aspec.SCALE_BYTES >= 4 * s.memory > (s.scale - 1) * aspec.SCALE_BYTES and
           '64 MiB memory cgroup' in s.describe() and '4.2x it' in s.describe(),
           f'memory: {vars(s)} {s.describe()}')
-    s = app.loads(text('memory = "32m"\nshared_buffers = "4m"\nramdisk = "512m"',
+    s = aspec.loads(text('memory = "32m"\nshared_buffers = "4m"\nramdisk = "512m"',
                        'data_ratio = 2'), short=True)
     check((s.scale, s.shared_buffers, s.data_ratio) == (5, 4 << 20, 2),
           f'[short] data_ratio: {vars(s)}')
-    check(app.loads(APP_SPEC).memory is None, 'no memory: no cgroup')
+    check(aspec.loads(APP_SPEC).memory is None, 'no memory: no cgroup')
     # pcm-bench app --help's example spec, as written, full and --short
     import textwrap
     ex = textwrap.dedent(app.__doc__.split('workload:\n\n', 1)[1].split('\n\n', 1)[0])
-    s, sh = app.loads(ex, tables=True), app.loads(ex, tables=True, short=True)
+    s, sh = aspec.loads(ex, tables=True), aspec.loads(ex, tables=True, short=True)
     check((s.memory, s.scale, sh.memory, sh.scale) == (64 << 20, 18, 32 << 20, 5),
           f'--help\'s example: {s.describe()}; {sh.describe()}')
     for top, field, msg in (('memory = "8m"', 'memory', 'at least 16m'),
@@ -1930,7 +1937,7 @@ def test_app_spec():
                              'scale 1000 or less'),
                             ('memory = "64m"', 'ramdisk', 'at least 704 MiB')):
         try:
-            app.loads(text(top))
+            aspec.loads(text(top))
             check(False, f'{top!r} accepted')
         except spec.SpecError as e:
             check(e.field == field and msg in str(e), f'{top!r}: {e}')
@@ -1954,13 +1961,13 @@ def test_app_spec():
                                                                                 'duration = 1')))
         text = f'{line}\n{text}' if not line.startswith('[') else f'{text}\n{line}\n'
         try:
-            app.loads(text, tables=True, short=True)
+            aspec.loads(text, tables=True, short=True)
             check(False, f'{line!r} accepted')
         except spec.SpecError as e:
             check(e.field == field and msg in str(e), f'{line!r}: {e}')
     text = '\n'.join(x for x in APP_SPEC.splitlines() if not x.startswith('devices'))
     try:
-        app.loads(text)
+        aspec.loads(text)
         check(False, 'no devices: accepted')
     except spec.SpecError as e:
         check(e.field == 'devices' and 'missing' in str(e), f'no devices: {e}')
@@ -2004,8 +2011,9 @@ benchmarks = ["fillrandom", "readrandom"]
 def app_kv_spec():
     """The spec's program: db_bench's and bdb-swap's keys (appwork.py),
     tools/app/bdb.toml full and --short, their refusals."""
-    from pcmbench import app, appwork
-    s = app.loads(KV_SPEC, tables=True)
+    from pcmbench import appwork
+    from pcmbench.app import spec as aspec
+    s = aspec.loads(KV_SPEC, tables=True)
     w = s.work
     check((s.program, w.benchmarks, w.value_size, w.threads, w.duration, w.cache_size,
            s.devices()) == ('db_bench', list(appwork.DB_BENCHES), 4000, 1, 5, 1 << 20,
@@ -2021,27 +2029,27 @@ def app_kv_spec():
         check(word in cmd, f'db_bench: {word} in {cmd}')
     check('--duration' not in w.command('fillrandom', '/m/db') and
           '--use_existing_db=0' in w.command('fillrandom', '/m/db'), 'fillrandom: num keys')
-    sh = app.loads(KV_SPEC, short=True).work
+    sh = aspec.loads(KV_SPEC, short=True).work
     check((sh.duration, sh.benchmarks) == (1, ['fillrandom', 'readrandom']), f'[short] {vars(sh)}')
     dbt = open(os.path.join(TOP, 'tools', 'app', 'db_bench.toml')).read()
-    b, bs = app.loads(dbt, 'db_bench', tables=True), app.loads(dbt, 'db_bench', short=True)
+    b, bs = aspec.loads(dbt, 'db_bench', tables=True), aspec.loads(dbt, 'db_bench', short=True)
     check((b.work.num, b.memory, b.dilation, len(b.devices()), bs.work.num, bs.memory) ==
           (26436, 16 << 20, 16, 3, 1989, 16 << 20) and b.work.db_bytes() >= 4 * (16 << 20),
           f'tools/app/db_bench.toml: {b.describe()}; {bs.describe()}')
     bdb = os.path.join(TOP, 'tools', 'app', 'bdb.toml')
-    b = app.loads(open(bdb).read(), 'bdb', tables=True)
+    b = aspec.loads(open(bdb).read(), 'bdb', tables=True)
     check((b.program, b.work.access, b.work.threads, b.work.keys, b.work.warmup, b.work.duration,
            b.work.checkpoint_txns, b.devices()) ==
           ('bdb-swap', ['hash', 'btree'], [1, 2, 4, 8], 279621, 10, 20, 20000,
            ['preset:onyx completion:early', 'preset:iodrive', 'dm-linear']) and
           b.seconds() == 2 * 4 * 30 * 3, f'tools/app/bdb.toml: {vars(b.work)} {b.seconds()}')
-    b = app.loads(open(bdb).read(), 'bdb', tables=True, short=True)
+    b = aspec.loads(open(bdb).read(), 'bdb', tables=True, short=True)
     check((b.work.keys, b.work.value_bytes, b.work.threads, b.work.duration) ==
           (19738, 1000, [2], 3), f'bdb.toml --short: {vars(b.work)}')
     kv = '\n'.join(x for x in KV_SPEC.split('[short]')[0].splitlines()
                    if not x.startswith(('value_size', 'duration', 'program')))
     bd = kv + '\nprogram = "bdb-swap"\naccess = "btree"\nvalue_bytes = 1000\n'
-    b = app.loads(bd)
+    b = aspec.loads(bd)
     check(b.work.access == ['btree'] and b.work.db_bytes() >= 2 * (16 << 20) and
           b.work.keys == -(-2 * (16 << 20) // 1020), f'bdb-swap: keys from memory {b.work.keys}')
     db = kv + '\nprogram = "db_bench"\n'
@@ -2067,18 +2075,18 @@ def app_kv_spec():
             (bd + 'threads = [1, 100]\n', 'threads[1]', 'an integer from 1 to 64'),
             (bd.replace('memory = "16m"', '').replace('data_ratio = 2', ''), 'keys', 'missing')):
         try:
-            app.loads(text, tables=True)
+            aspec.loads(text, tables=True)
             check(False, f'{text!r} accepted')
         except spec.SpecError as e:
             check(e.field == field and msg in str(e), f'{field}: {e}')
-    check(app.loads(APP_SPEC + '\n').program == 'pgbench' and
-          app.loads('program = "pgbench"\n' + APP_SPEC).work is None, 'pgbench, the default')
+    check(aspec.loads(APP_SPEC + '\n').program == 'pgbench' and
+          aspec.loads('program = "pgbench"\n' + APP_SPEC).work is None, 'pgbench, the default')
 
 
 def app_run_json(d):
     """A run.json as the guest writes it: two dm-pcm devices and dm-linear,
     at dilation 4; pgbench's logs beside it."""
-    from pcmbench import app
+    from pcmbench.app import postgres as apg
     os.makedirs(os.path.join(d, 'logs'), exist_ok=True)
     runs = []
     for k, (dev, tps, lat_us) in enumerate((('preset:none', 100.0, 40000),
@@ -2096,7 +2104,7 @@ def app_run_json(d):
              'pg_blocks': {'hit': 900, 'read': 100},
              'pgbench': {'tps': tps, 'latency_avg_ms': lat_us / 1000, 'transactions': 100,
                          'failed': 0},
-             'latency': app.latency_figures(app.read_logs(os.path.join(d, 'logs', f'd{k}')))}
+             'latency': apg.latency_figures(apg.read_logs(os.path.join(d, 'logs', f'd{k}')))}
         if dev != 'dm-linear':
             r['status'] = {'reads': 50, 'writes': 1000, 'read_lat_mean_ns': 4000,
                            'write_lat_mean_ns': 8000, 'gap_moves': 7, 'ecc_corrected_bits': 0,
@@ -2134,11 +2142,12 @@ def test_app_report():
     percentiles, the figures on the device's clock (TPS x K, latencies /
     K), where the time went from the status counters, the verdicts, every
     section, app-table.csv, and the figure with its CSV."""
-    from pcmbench import app
-    lat = app.latency_figures(list(range(1, 1001)))
+    from pcmbench.app import (postgres as apg, report as arep, results as ares, spec as aspec,
+                              tables as atab, verdict as aver)
+    lat = apg.latency_figures(list(range(1, 1001)))
     check((lat['n'], lat['mean_us'], lat['p50_us'], lat['p99_us'], lat['p99.9_us'],
            lat['max_us']) == (1000, 500.5, 500, 990, 999, 1000), f'percentiles {lat}')
-    pg = app.parse_pgbench('number of transactions actually processed: 1234\n'
+    pg = apg.parse_pgbench('number of transactions actually processed: 1234\n'
                            'number of failed transactions: 0 (0.000%)\n'
                            'latency average = 3.241 ms\n'
                            'initial connection time = 12.5 ms\n'
@@ -2147,13 +2156,13 @@ def test_app_report():
                  'failed': 0.0, 'conn_ms': 12.5}, f'pgbench summary {pg}')
     # the halves of a run: pgbench -P 1's intervals weighted by their overlap
     # (a first report at 2.5 s: a slow connection's interval spans both)
-    h = app.halves([(2.5, 100.0), (3.0, 200.0), (4.0, 300.0)], 4)
+    h = apg.halves([(2.5, 100.0), (3.0, 200.0), (4.0, 300.0)], 4)
     check(h == (100.0, (100.0 * 0.5 + 200.0 * 0.5 + 300.0) / 2), f'halves {h}')
-    check(app.halves([], 4) == (None, None), 'halves of no progress')
+    check(apg.halves([], 4) == (None, None), 'halves of no progress')
     d = os.path.join(WORK, 'app-run')
     app_run_json(d)
-    s = app.loads(APP_SPEC)
-    path, rs, run, png = app.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
+    s = aspec.loads(APP_SPEC)
+    path, rs, run, png = arep.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
     by = {r['device']: r for r in rs}
     none, onyx, lin = by['preset:none'], by['preset:onyx'], by['dm-linear']
     check(none['tps'] == 400 and lin['tps'] == 416 and none['lat_mean_us'] == 40495 / 4,
@@ -2168,9 +2177,9 @@ def test_app_report():
     check(onyx['rank_util_max_pct'] == 20 and onyx['rank_util_mean_pct'] == 15 and
           onyx['write_iops'] == 1000 / (10 / 4) and onyx['busy_pct'] == 25,
           f'device view {onyx}')
-    check(app.time_cell(onyx).startswith('busy 25 % of the run; reads 2 %, writes 98 % of its '
+    check(atab.time_cell(onyx).startswith('busy 25 % of the run; reads 2 %, writes 98 % of its '
                                          'modeled time (0 + 20 us per transaction)'),
-          app.time_cell(onyx))
+          atab.time_cell(onyx))
     # the cache: reads and writes per transaction, the hit ratios (200 KiB
     # read by the device of 1,000 blocks asked, 100 of them from the kernel)
     check((onyx['dev_reads_per_txn'], onyx['dev_writes_per_txn'], onyx['buffer_hit_pct'],
@@ -2187,32 +2196,32 @@ def test_app_report():
     # a pass; start-gap spreads them
     life = run['runs'][1]['lifetime']
     no, sg = life['no_start_gap'], life['start_gap']
-    check(life['passes'] == app.WEAR_PASSES and life['speed'] == 4 and
-          no['max'] == 250 * app.WEAR_PASSES and no['gap_moves'] == 0 and
-          abs(no['lifetime_s'] - (no['endurance'] - no['max']) / (no['max'] / (0.5 * app.WEAR_PASSES))) <
+    check(life['passes'] == aspec.WEAR_PASSES and life['speed'] == 4 and
+          no['max'] == 250 * aspec.WEAR_PASSES and no['gap_moves'] == 0 and
+          abs(no['lifetime_s'] - (no['endurance'] - no['max']) / (no['max'] / (0.5 * aspec.WEAR_PASSES))) <
           0.01 * no['lifetime_s'] and sg['gap_moves'] > 0 and sg['max'] < no['max'] and
           sg['lifetime_s'] > no['lifetime_s'], f'lifetime {life}')
     check(onyx['life_start_gap_s'] == sg['lifetime_s'] and
-          app.life_cell(onyx) == f'{app.human_secs(sg["lifetime_s"])} / '
-          f'{app.human_secs(no["lifetime_s"])}', f'{app.life_cell(onyx)}')
+          atab.life_cell(onyx) == f'{atab.human_secs(sg["lifetime_s"])} / '
+          f'{atab.human_secs(no["lifetime_s"])}', f'{atab.life_cell(onyx)}')
     check('--repeat 1000' in life['command'] and '--speed 4' in life['command'] and
           'dilation:4' in life['command'], life['command'])
-    check(app.io_cell(onyx) == '0.5 / 10' and
-          app.hit_cell(onyx) == '97.5 % (buffers 90.0 %, page cache 75.0 %)',
-          f'{app.io_cell(onyx)} {app.hit_cell(onyx)}')
+    check(atab.io_cell(onyx) == '0.5 / 10' and
+          atab.hit_cell(onyx) == '97.5 % (buffers 90.0 %, page cache 75.0 %)',
+          f'{atab.io_cell(onyx)} {atab.hit_cell(onyx)}')
     check('reads did not reach' not in onyx['reason'], onyx['reason'])
     md = open(path).read()
     check('| `preset:onyx` | 32.0 MiB | 32.0 MiB | 20.0 MiB | 500 | 1000 | yes |' in md,
           'the cache section: the cgroup\'s row')
-    for sec in app.SECTIONS:
+    for sec in arep.SECTIONS:
         check(f'\n{sec}\n' in md, f'section {sec}')
     check('clock: icount; dilation: 4' in md and 'calibration: uncalibrated' in md,
           'conditions')
     # PostgreSQL's timers, on the guest's clock, K x their defaults
-    check(app.pg_timers(16) == {'wal_writer_delay': '3200ms', 'bgwriter_delay': '3200ms',
+    check(apg.pg_timers(16) == {'wal_writer_delay': '3200ms', 'bgwriter_delay': '3200ms',
                                 'checkpoint_timeout': '4800s', 'autovacuum_naptime': '960s'} and
-          app.pg_timers(1) == {} and app.pg_timers(100)['bgwriter_delay'] == '10000ms',
-          f'pg_timers {app.pg_timers(16)}')
+          apg.pg_timers(1) == {} and apg.pg_timers(100)['bgwriter_delay'] == '10000ms',
+          f'pg_timers {apg.pg_timers(16)}')
     check("PostgreSQL's timers (the guest's clock, which dilation does not slow): their "
           'defaults (a run before they were scaled by K)' in md, 'timers: an older run')
     rows = list(csv.DictReader(open(os.path.join(d, 'app-table.csv'))))
@@ -2220,48 +2229,48 @@ def test_app_report():
           'app-table.csv')
     check(png and os.path.getsize(png[0]) > 1000 and
           open(png[1]).read().startswith('device,tps,'), f'figure {png}')
-    text = app.headline(rs, run)
+    text = arep.headline(rs, run)
     check(text.startswith('clock: icount; dilation: 4') and 'device-bound' in text, text)
-    check(app.parse_progress('progress: 1.0 s, 235.0 tps, lat 8.249 ms stddev 2.330, 0 failed\n'
+    check(apg.parse_progress('progress: 1.0 s, 235.0 tps, lat 8.249 ms stddev 2.330, 0 failed\n'
                              'progress: 2.0 s, 258.0 tps, lat 7.715 ms stddev 1.079\n') ==
           [(1.0, 235.0), (2.0, 258.0)], 'pgbench -P lines')
     # a run whose reads the caches served says so in its verdict
     run = json.load(open(os.path.join(d, 'run.json')))
     run['runs'][1]['status']['reads'] = 0
     run['runs'][1]['status']['read_bytes'] = 0
-    onyx = app.rows(run)[1]
+    onyx = ares.rows(run)[1]
     check(onyx['reads_reached'] is False and onyx['cache_hit_pct'] == 100 and
           onyx['verdict'] == 'device-bound' and
           onyx['reason'].endswith('; reads did not reach the device (0 per transaction, caches '
                                   '100.0 % hits): its read latency is not in this result, only '
                                   'its writes'), f'reads not reached: {onyx["reason"]}')
     run['runs'][1]['cgroup']['oom_kill'] = 2
-    check(app.rows(run)[1]['reason'].endswith('; the memory cgroup killed 2 of the server\'s '
+    check(ares.rows(run)[1]['reason'].endswith('; the memory cgroup killed 2 of the server\'s '
                                               'processes (out of memory: a smaller '
                                               'shared_buffers or a larger memory)'),
-          f'OOM kills: {app.rows(run)[1]["reason"]}')
-    check('| `preset:onyx` |' in '\n'.join(app.cache_lines(app.rows(run), 32 << 20)) and
-          app.cache_lines([], None)[0].startswith('No memory cgroup'), 'cache lines')
+          f'OOM kills: {ares.rows(run)[1]["reason"]}')
+    check('| `preset:onyx` |' in '\n'.join(atab.cache_lines(ares.rows(run), 32 << 20)) and
+          atab.cache_lines([], None)[0].startswith('No memory cgroup'), 'cache lines')
     # a run in which no transaction completed failed: no figure, no verdict
     # (pgbench prints no tps line then); dm-linear's failing leaves the
     # others with nothing to compare, not device-bound
     run = json.load(open(os.path.join(d, 'run.json')))
-    out = app.parse_pgbench('number of transactions actually processed: 0\n'
+    out = apg.parse_pgbench('number of transactions actually processed: 0\n'
                             'number of failed transactions: 0 (NaN%)\n')
     check(out['transactions'] == 0 and out['tps'] is None, f'0 transactions {out}')
     run['runs'][1]['pgbench'] = out
-    run['runs'][1]['latency'] = app.latency_figures([])
-    rs = app.rows(run)
+    run['runs'][1]['latency'] = apg.latency_figures([])
+    rs = ares.rows(run)
     onyx = rs[1]
-    check(onyx['verdict'] == app.FAILED and onyx['tps'] is None and
+    check(onyx['verdict'] == aver.FAILED and onyx['tps'] is None and
           onyx.get('tps_vs_linear') is None and 'no transaction completed' in onyx['reason'],
           f'0 transactions: {onyx["verdict"]}: {onyx["reason"]}')
     check(rs[0]['verdict'] == 'host-bound' and rs[2]['verdict'] == 'baseline',
           f'the others: {[(r["verdict"], r["reason"]) for r in rs]}')
     run['runs'][2]['pgbench'] = out
     run['runs'][1]['pgbench'] = {'tps': 50.0, 'transactions': 100}
-    rs = app.rows(run)
-    check(rs[2]['verdict'] == app.FAILED and rs[1]['verdict'] == app.NO_VERDICT and
+    rs = ares.rows(run)
+    check(rs[2]['verdict'] == aver.FAILED and rs[1]['verdict'] == aver.NO_VERDICT and
           'dm-linear' in rs[1]['reason'],
           f'dm-linear failed: {[(r["verdict"], r["reason"]) for r in rs]}')
     app_kv_report()
@@ -2288,7 +2297,8 @@ def app_kv_report():
     report of a run of each from its run.json: ops/s x K, latencies / K,
     reads and writes per operation, the page cache's hit ratio from
     rchar, bdb-swap's best thread count."""
-    from pcmbench import app, appwork
+    from pcmbench import appwork
+    from pcmbench.app import report as arep, spec as aspec, tables as atab, verdict as aver
     fx = os.path.join(TOP, 'tests', 'host', 'fixtures')
     texts = {b: open(os.path.join(fx, f'db_bench-{b}.txt')).read() for b in appwork.DB_BENCHES}
     got = {b: appwork.parse_db_bench(t, b) for b, t in texts.items()}
@@ -2352,8 +2362,8 @@ def app_kv_report():
         json.dump(run, fh)
     with open(os.path.join(d, 'spec.toml'), 'w') as fh:
         fh.write(KV_SPEC)
-    s = app.loads(KV_SPEC)
-    path, rs, run, png = app.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
+    s = aspec.loads(KV_SPEC)
+    path, rs, run, png = arep.finish(s, d, draw_figs=True, icount=True, host_wall_s=70.0)
     by = {(r['device'], r['bench']): r for r in rs}
     fill, rr = by[('preset:onyx', 'fillrandom')], by[('preset:onyx', 'readrandom')]
     check(len(rs) == 6 and fill['ops_per_s'] == 3260 * 4 and fill['lat_p99_us'] == 7735.31 / 4
@@ -2367,8 +2377,8 @@ def app_kv_report():
           f'per operation, shares, the page cache\'s hits (1 - 300 / 400 MiB): {rr}')
     life = run['runs'][0]['phases'][0]['lifetime']
     no, sg = life['no_start_gap'], life['start_gap']
-    check(life['passes'] == app.WEAR_PASSES and life['speed'] == 4 and
-          no['max'] == 250 * app.WEAR_PASSES and sg['gap_moves'] > 0 and sg['max'] < no['max']
+    check(life['passes'] == aspec.WEAR_PASSES and life['speed'] == 4 and
+          no['max'] == 250 * aspec.WEAR_PASSES and sg['gap_moves'] > 0 and sg['max'] < no['max']
           and fill['life_no_start_gap_s'] == no['lifetime_s'] and
           'lifetime' not in run['runs'][0]['phases'][1] and rr.get('life_start_gap_s') is None,
           f'the traced phase\'s lifetime, the others none: {life}')
@@ -2381,8 +2391,8 @@ def app_kv_report():
     md = open(path).read()
     for sec in appwork.SECTIONS:
         check(f'\n{sec}\n' in md, f'db_bench report: section {sec}')
-    check(f'| `preset:onyx` | fillrandom | {app.WEAR_PASSES} | {app.human_secs(sg["lifetime_s"])} |'
-          in md and f'| {app.life_cell(fill)} |' in md.split('\n## The cache\n')[0] and
+    check(f'| `preset:onyx` | fillrandom | {aspec.WEAR_PASSES} | {atab.human_secs(sg["lifetime_s"])} |'
+          in md and f'| {atab.life_cell(fill)} |' in md.split('\n## The cache\n')[0] and
           '--speed 4 --repeat 1000' in md.split('\n## Lifetime\n')[1], 'the lifetime in the report')
     check('| device | benchmark | ops/s |' in md and 'TPS' not in md.split('## The cache')[0]
           and '| `preset:onyx` | readrandom | 148,404 | 0.5x |' in md, 'the table: ops/s')
@@ -2393,7 +2403,7 @@ def app_kv_report():
     check(text.startswith('clock: icount; dilation: 4') and 'ops/s' in text, text)
     # a phase that failed: its verdict
     run['runs'][0]['phases'][1]['rc'] = 1
-    check(appwork.rows(run)[1]['verdict'] == app.FAILED, 'a phase that exited 1: failed')
+    check(appwork.rows(run)[1]['verdict'] == aver.FAILED, 'a phase that exited 1: failed')
     run['runs'][0]['phases'][1]['rc'] = 0
     run['runs'][0]['phases'][2]['status']['reads'] = 0
     check('reads did not reach the device' in appwork.rows(run)[2]['reason'], 'reads not reached')
@@ -2411,8 +2421,8 @@ def app_kv_report():
         r['verify'] = {'hash': {'ok': True}}
     with open(os.path.join(d, 'run.json'), 'w') as fh:
         json.dump(run, fh)
-    bs = app.loads(open(os.path.join(TOP, 'tools', 'app', 'bdb.toml')).read(), 'bdb')
-    path, rs, run, png = app.finish(bs, d, draw_figs=False)
+    bs = aspec.loads(open(os.path.join(TOP, 'tools', 'app', 'bdb.toml')).read(), 'bdb')
+    path, rs, run, png = arep.finish(bs, d, draw_figs=False)
     check([(r['device'], r['bench'], r['threads'], r['ops_per_s']) for r in rs] ==
           [('preset:onyx', 'hash', 2, 1200.0), ('dm-linear', 'hash', 2, 1200.0)] and
           rs[0]['sweep'] == [[1, 400.0], [2, 1200.0], [4, 800.0]] or
@@ -2448,7 +2458,7 @@ def app_kv_report():
         r['device'] = dev
     with open(os.path.join(d, 'run.json'), 'w') as fh:
         json.dump(run, fh)
-    path, rs, run, png = app.finish(bs, d, draw_figs=False)
+    path, rs, run, png = arep.finish(bs, d, draw_figs=False)
     md = open(path).read()
     pt = json.load(open(os.path.join(d, 'paper-table.json')))
     check('\n## The paper\n' in md and len(pt) == 1 and pt[0]['key'] == 'iodrive.bdb.hash' and

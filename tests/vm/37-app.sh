@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
-# pcm-bench app end to end (tools/pcmbench/app.py): PostgreSQL's pgbench
+# pcm-bench app end to end (tools/pcmbench/app/): PostgreSQL's pgbench
 # on ext4 over preset:onyx, as "pcm-bench app --native"
 # runs it on a real host, the server in a 32 MiB memory cgroup and the
 # database twice that, so that reads reach the device (--short: the
@@ -119,7 +119,8 @@ expect "the report has every section; app-table.csv a row per device" \
 import csv, os, sys
 d = sys.argv[1]
 sys.path.insert(0, sys.argv[2])
-from pcmbench.app import SECTIONS, TABLE_FIELDS
+from pcmbench.app.report import SECTIONS
+from pcmbench.app.results import TABLE_FIELDS
 from pcmlib import tap
 def check(what, cond):
     tap.check(cond, what, shown=True)

@@ -3,9 +3,10 @@
 BerkeleyDB's bdb-swap (tools/app/bdb-swap.c), chosen by the spec's
 program key.  Each is a Work: its spec keys (spec()), what it runs on a
 device (run(): a load, the file system mounted again, the measured
-phases through the Ctx app.AppGuest gives it), the parsing of its output
-and its figures (figures(): one per phase; rows(): the report's rows).
-app.py's generic per-device flow (AppGuest.run_work_device) calls them;
+phases through the Ctx app/guest.py's AppGuest gives it), the parsing of
+its output and its figures (figures(): one per phase; rows(): the
+report's rows).  AppGuest's generic per-device flow (run_work_device)
+calls them;
 pgbench keeps its own flow (AppGuest.run_device).
 
 A measured phase (Ctx.measure) runs one command in the memory cgroup
@@ -36,6 +37,11 @@ import os
 import re
 
 from pcmchar import spec as pspec
+from .app.model import lifetime
+from .app.report import conditions
+from .app.results import life_fields
+from .app.tables import fmt, human_secs, life_cell, life_lines as pgbench_life_lines
+from .app.verdict import FAILED, verdict as pgbench_verdict
 from .common import TOP
 
 LINEAR = 'dm-linear'
@@ -74,7 +80,7 @@ class Work:
         self.spec = spec
 
     def programs(self):
-        """The paths kept mapped for the run (app.resident)."""
+        """The paths kept mapped for the run (app/probes.py: resident())."""
         return []
 
     def missing(self):
@@ -400,16 +406,15 @@ def phase_figures(ph, k):
 
 
 def verdict(row, lin):
-    """app.verdict's rule on ops/s: host-bound where the device models no
+    """app/verdict.py's rule on ops/s: host-bound where the device models no
     time, over 1 % of its completions were late or dm-linear's rate is
     within 20 % of it; failed where no operation completed or the program
     failed."""
-    from . import app
     if row.get('rc'):
-        return {'verdict': app.FAILED, 'reason': f'the program exited {row["rc"]} '
+        return {'verdict': FAILED, 'reason': f'the program exited {row["rc"]} '
                 '(logs/dK-*.txt)'}
-    v = app.verdict(dict(row, tps=row.get('ops_per_s'), transactions=row.get('ops')),
-                    dict(lin, tps=lin.get('ops_per_s')) if lin else None)
+    v = pgbench_verdict(dict(row, tps=row.get('ops_per_s'), transactions=row.get('ops')),
+                        dict(lin, tps=lin.get('ops_per_s')) if lin else None)
     v['reason'] = (v['reason'].replace('no transaction completed', 'no operation completed')
                    .replace("dm-linear's TPS", "dm-linear's ops/s")
                    .replace('time per transaction', 'time per operation')
@@ -421,7 +426,6 @@ def rows(run):
     """One dict per device and benchmark (db_bench: each benchmark; bdb-swap:
     each access method at the device's best thread count, the sweep
     kept in 'sweep')."""
-    from . import app
     K = run.get('dilation') or 1
     out = []
     for ri, r in enumerate(run['runs']):
@@ -430,7 +434,7 @@ def rows(run):
         for pi, ph in enumerate(r.get('phases') or []):
             row = dict(phase_figures(ph, k), device=r['device'], bench=ph['label'], dilation=k,
                        fsck_rc=r['fsck_rc'], removed=r['removed'], run_i=ri, phase_i=pi)
-            row.update(app.life_fields(ph.get('lifetime')))
+            row.update(life_fields(ph.get('lifetime')))
             per.append(row)
         if run.get('program') == 'bdb-swap':
             best = {}
@@ -480,13 +484,7 @@ SECTIONS = ('## The answer', '## The cache', '## Lifetime', '## Runs', '## Devic
             '## Commands', '## Spec')
 
 
-def fmt(v, unit=''):
-    from . import app
-    return app.fmt(v, unit)
-
-
 def table_lines(rs, program):
-    from . import app
     best = ' (the best thread count)' if program == 'bdb-swap' else ''
     out = [f'| device | benchmark{best} | ops/s | vs dm-linear | p50 | p99 | p99.9 | '
            'device reads / writes per op | modeled time: reads / writes | page cache hits | '
@@ -502,16 +500,16 @@ def table_lines(rs, program):
                    f'{fmt(r.get("ops_vs_linear"), "x")} | {fmt(r.get("lat_p50_us"), " us")} | '
                    f'{fmt(r.get("lat_p99_us"), " us")} | {fmt(r.get("lat_p99.9_us"), " us")} | '
                    f'{io} | {share} | {fmt(r.get("pagecache_hit_pct"), " %")} | '
-                   f'{app.life_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
+                   f'{life_cell(r)} | **{r["verdict"]}**: {r["reason"]} |')
     return out
 
 
 def lifetimes(spec, run, run_dir, rs):
     """The wear of each row's phase on a dm-pcm device (its blktrace,
-    app.lifetime()), into run.json's phase: only the phases the rows show
-    (bdb-swap: each access method's best thread count), each replay being
-    seconds to minutes of the host's CPU.  True where one was added."""
-    from . import app
+    app/model.py's lifetime()), into run.json's phase: only the phases
+    the rows show (bdb-swap: each access method's best thread count),
+    each replay being seconds to minutes of the host's CPU.  True where
+    one was added."""
     added = False
     for row in rs:
         if row['device'] == LINEAR or row.get('phase_i') is None:
@@ -519,17 +517,17 @@ def lifetimes(spec, run, run_dir, rs):
         r = run['runs'][row['run_i']]
         ph = r['phases'][row['phase_i']]
         if ph.get('trace') and 'lifetime' not in ph:
-            ph['lifetime'] = app.lifetime(dict(trace=ph['trace'], device=r['device'],
-                                               dilation=row['dilation']),
-                                          run_dir, spec.wear_passes)
+            ph['lifetime'] = lifetime(dict(trace=ph['trace'], device=r['device'],
+                                           dilation=row['dilation']),
+                                      run_dir, spec.wear_passes)
             added = True
     return added
 
 
 def life_lines(rs):
-    """## Lifetime: app.life_lines()'s table per device and benchmark."""
-    from . import app
-    head = app.life_lines({'runs': []})
+    """## Lifetime: app/tables.py's life_lines() table per device and
+    benchmark."""
+    head = pgbench_life_lines({'runs': []})
     out = ['Each row\'s measured phase (blktrace of the device, logs/dK-N-blkparse.txt.xz) '
            'replayed by the timing model, its writes repeated (pcmctl model --trace --repeat '
            'N), open loop at K times the trace\'s speed (the device\'s clock), with and '
@@ -551,9 +549,9 @@ def life_lines(rs):
             continue
         sg, no = life['start_gap'], life['no_start_gap']
         out.append(f'| `{r["device"]}` | {r["bench"]} | {life["passes"]} | '
-                   f'{app.human_secs(sg["lifetime_s"])} | {sg["max"]}, {sg["gap_moves"]} | '
-                   f'{app.human_secs(no["lifetime_s"])} | {no["max"]} | '
-                   f'{app.human_secs(sg["lifetime_level_s"])} | {sg["endurance"]:,} |')
+                   f'{human_secs(sg["lifetime_s"])} | {sg["max"]}, {sg["gap_moves"]} | '
+                   f'{human_secs(no["lifetime_s"])} | {no["max"]} | '
+                   f'{human_secs(sg["lifetime_level_s"])} | {sg["endurance"]:,} |')
     if len(out) == n:
         return head
     out += ['', 'Their commands, as run on the host (the trace\'s file in place of '
@@ -666,7 +664,6 @@ def finish(spec, run_dir, draw_figs=True, **extra):
     (report path, rows, run, None): no figure drawn."""
     import csv
     from pcmchar import report
-    from . import app
     run = report.update_run(run_dir, extra)
     rs = rows(run)
     if lifetimes(spec, run, run_dir, rs):
@@ -693,7 +690,7 @@ def finish(spec, run_dir, draw_figs=True, **extra):
          f'- workload: {run["workload"]}; ext4 (4 KiB blocks) over each device, a '
          f'{run["ramdisk_mib"]} MiB {spec.backing} below',
          f'- wall time: {run.get("host_wall_s", float("nan")):.0f} s on the host (guest clock '
-         f'{run["wall_s"]:.0f} s)', f'- every figure below: {app.conditions(run, "ops/s")}', '',
+         f'{run["wall_s"]:.0f} s)', f'- every figure below: {conditions(run, "ops/s")}', '',
          '## The answer', '',
          'Per device and benchmark: ops/s (x K) and its ratio to dm-linear\'s, the latency '
          'percentiles (db_bench --histogram=1, bdb-swap\'s per transaction; / K), the device\'s '
@@ -733,8 +730,7 @@ def finish(spec, run_dir, draw_figs=True, **extra):
 
 
 def headline(rs, run):
-    from . import app
-    out = [app.conditions(run, 'ops/s'),
+    out = [conditions(run, 'ops/s'),
            f'{"device":18} {"benchmark":18} {"ops/s":>9} {"vs lin":>7} {"p50":>9} {"p99":>9} '
            f'{"rd/wr per op":>13} {"pc hits":>8}  verdict']
     for r in rs:

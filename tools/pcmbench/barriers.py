@@ -15,10 +15,12 @@ import statistics
 import subprocess
 from pcmchar import trace
 from pcmlib.bench import pcm_create, status
-from .common import sh, remove_devices, move_gap_timed, med
+from .common import sh, remove_devices, move_gap_timed, med, table
+from .options import HOST, ICOUNT, ROUNDS
 
 NAME = 'barriers'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS)   # its options' groups (options.py)
 
 
 BARRIER_DOMAINS = (1, 1024)
@@ -94,23 +96,22 @@ def summarize(res):
              "bios counted on the backing device from blktrace 'Q' (queued) events only, "
              "per 1,000 gap moves; flushes: RWBS with a leading F (preflush, of which "
              "empty: 0 sectors); FUA: an F after the W; writes: W with data",
-             f"move_gap: time.monotonic() around its ioctl, no dmsetup ({clock})",
-             f"{'domains':>7} {'move_gap':>8} {'moves':>6} {'flushes':>8} {'empty':>6} "
-             f"{'FUA':>6} {'writes':>7} {'reads':>6} {'wr sect':>8} {'rd sect':>8} "
-             f"{'move_gap':>10} {'per move':>10}"]
-    summary = []
+             f"move_gap: time.monotonic() around its ioctl, no dmsetup ({clock})"]
+    cells, summary = [], []
     for k in BARRIER_DOMAINS:
         rs = [r for r in res['runs'] if r['domains'] == k]
         per = {c: statistics.median(1000 * r[c] / r['moves'] for r in rs)
                for c in BARRIER_COLUMNS}
         took, moves = med(rs, 'move_gap_s'), med(rs, 'moves')
         dropped = sum(r['dropped'] for r in rs)
-        lines.append(f"{k:>7} {rs[0]['move_gap']:>8} {moves:>6.0f} "
-                     + ' '.join(f"{per[c]:>{w}.0f}" for c, w in
-                                zip(BARRIER_COLUMNS, (8, 6, 6, 7, 6, 8, 8)))
-                     + f" {took * 1000:8.1f}ms {took / moves * 1e6:8.1f}us"
-                     + (f'  (blktrace dropped {dropped} events)' if dropped else ''))
+        cells.append([k, rs[0]['move_gap'], f'{moves:.0f}',
+                      *(f'{per[c]:.0f}' for c in BARRIER_COLUMNS),
+                      f'{took * 1000:.1f}ms', f'{took / moves * 1e6:.1f}us',
+                      f'(blktrace dropped {dropped} events)' if dropped else ''])
         summary.append({'domains': k, 'moves': moves, 'per_1000_moves': per,
                         'move_gap_s': took, 'per_move_us': took / moves * 1e6,
                         'dropped': dropped})
+    # BARRIER_COLUMNS' headings, then blktrace's losses, if any
+    lines += table(['domains', 'move_gap', 'moves', 'flushes', 'empty', 'FUA', 'writes', 'reads',
+                    'wr sect', 'rd sect', 'move_gap', 'per move', ''], cells, '>' * 12 + '<')
     return '\n'.join(lines), summary

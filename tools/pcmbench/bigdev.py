@@ -9,10 +9,12 @@ depend on the host.
 """
 import os
 from pcmlib.bench import pcm_length, status
-from .common import sh, remove_devices, dm_timed, move_gap_timed, med
+from .common import sh, remove_devices, dm_timed, move_gap_timed, med, table
+from .options import HOST, ROUNDS
 
 NAME = 'bigdev'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ROUNDS)   # its options' groups (options.py)
 
 
 BIGDEV_MIB = 1024 * 1024  # the sparse NVMe namespace: 1 TiB
@@ -63,21 +65,20 @@ def summarize(res):
              f"preset:none gap_interval:0 domains:K format",
              f"times: time.monotonic() around the ioctls, no dmsetup ({clock}); create: "
              f"create, table load, resume; kernel KiB (coarse, +-100): SUnreclaim+"
-             f"VmallocUsed+Percpu of /proc/meminfo after create minus before",
-             f"{'device':9} {'domains':>7} {'create':>9} {'kernel KiB':>10} "
-             f"{'move_gap ' + str(BIGDEV_MOVE_GAP):>12} {'moves':>6} {'per move':>10}"]
-    summary = []
+             f"VmallocUsed+Percpu of /proc/meminfo after create minus before"]
+    cells, summary = [], []
     for dev, k in [('dm-linear', 0)] + [('dm-pcm', k) for k in BIGDEV_DOMAINS]:
         rs = [r for r in res['runs'] if r['device'] == dev and r['domains'] == k]
         s = {'device': dev, 'domains': k, 'create_s': med(rs, 'create_s'),
              'kernel_kib': med(rs, 'kernel_kib')}
-        line = (f"{dev:9} {k or '-':>7} {s['create_s'] * 1000:7.1f}ms "
-                f"{s['kernel_kib']:10.0f}")
+        row = [dev, k or '-', f"{s['create_s'] * 1000:.1f}ms", f"{s['kernel_kib']:.0f}"]
         if k:
             s.update(move_gap_s=med(rs, 'move_gap_s'), moves=med(rs, 'moves'))
             s['per_move_us'] = s['move_gap_s'] / s['moves'] * 1e6
-            line += (f" {s['move_gap_s'] * 1000:10.1f}ms {s['moves']:6.0f} "
-                     f"{s['per_move_us']:8.1f}us")
-        lines.append(line)
+            row += [f"{s['move_gap_s'] * 1000:.1f}ms", f"{s['moves']:.0f}",
+                    f"{s['per_move_us']:.1f}us"]
+        cells.append(row)
         summary.append(s)
+    lines += table(['device', 'domains', 'create', 'kernel KiB', f'move_gap {BIGDEV_MOVE_GAP}',
+                    'moves', 'per move'], cells)
     return '\n'.join(lines), summary

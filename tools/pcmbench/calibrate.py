@@ -16,10 +16,12 @@ characterize --calibrate runs at its start.
 import statistics
 
 from pcmlib import calibrate as pcal
-from .common import fresh_ramdisk, remove_devices
+from .common import fresh_ramdisk, remove_devices, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, DILATION
 
 NAME = 'calibrate'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, DILATION)   # its options' groups (options.py)
 
 
 def guest(args, runs):
@@ -46,11 +48,12 @@ def summarize(res):
     clock = 'icount' if res.get('icount') else 'real time'
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s; clock {clock}, dilation {k}; 4 KiB QD1 held "
-             f"{pcal.TIMING_CAL_US} us (host): fio's mean lat minus the hold",
-             f"{'round':>5} {'read ns':>9} {'write ns':>9}"]
+             f"{pcal.TIMING_CAL_US} us (host): fio's mean lat minus the hold"]
+    cells = []
     for rnd in sorted({r['round'] for r in res['runs']}):
         got = {r['rw']: r['overhead_ns'] for r in res['runs'] if r['round'] == rnd}
-        lines.append(f"{rnd:>5} {got.get('randread', 0):>9.0f} {got.get('randwrite', 0):>9.0f}")
+        cells.append([rnd, f"{got.get('randread', 0):.0f}", f"{got.get('randwrite', 0):.0f}"])
+    lines += table(['round', 'read ns', 'write ns'], cells, '>>>')
     lines.append(f"overhead_ns read {oh['read']}, write {oh['write']} (medians): "
                  f"pcm-bench characterize --dilation {k} --overhead-ns "
                  f"{oh['read']},{oh['write']} SPEC")

@@ -45,10 +45,30 @@ import time
 
 from pcmlib import clock, vm
 from .common import TOP, VM_TIMEOUT
+from .options import HOST, ICOUNT, SPEC, RUN_DIR, DILATION, CALIBRATION
 
 NAME = 'characterize'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, SPEC, RUN_DIR, DILATION, CALIBRATION)   # options.py's groups
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
+
+
+def add_args(p):
+    """characterize's own options."""
+    p.add_argument('--redraw', action='store_true',
+                   help='only the figures and report again, from the newest run of SPEC in the '
+                   'output directory (or --run-dir\'s); a run without --redraw never '
+                   'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
+    p.add_argument('--backing-dev', metavar='DEV',
+                   help='with --native: every point over block device DEV (an NVMe namespace, '
+                   'a loop device) instead of a ramdisk; its data is destroyed, so '
+                   '--destroy-data must say so; refused unless 4 KiB QD1 I/O through dm-linear '
+                   'over it is faster than every device of the spec models it')
+    p.add_argument('--destroy-data', action='store_true',
+                   help='with --backing-dev: yes, overwrite DEV')
+    p.add_argument('--trace', action='store_true',
+                   help='blktrace on the device and its backing device around every run '
+                   '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
 
 
 def char_run_base(args, spec):

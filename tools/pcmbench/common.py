@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """What the modes share beside pcmlib/bench.py's (dm devices, fio,
-status): the ramdisk, device-mapper calls timed, table words."""
+status): the ramdisk, device-mapper calls timed, table words, medians
+and the printer of summarize()'s tables."""
 import os
 import statistics
 import time
@@ -55,3 +56,16 @@ def pcm_words(extra):
 
 def med(rs, key):
     return statistics.median(r[key] for r in rs)
+
+
+def table(head, rows, align=None):
+    """@rows (lists of cells) under @head (the columns' names) as lines of
+    text, every mode's summarize() table: each column as wide as its
+    widest cell, one space between columns.  @align: a character per
+    column, '<' left or '>' right (default: the first left, the others
+    right, as numbers are); a row may end early (its other cells blank)."""
+    align = align or '<' + '>' * (len(head) - 1)
+    rows = [[str(c) for c in r] + [''] * (len(head) - len(r)) for r in [head, *rows]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    return [' '.join(f'{c:{a}{w}}' for c, a, w in zip(r, align, widths)).rstrip()
+            for r in rows]

@@ -23,10 +23,12 @@ import subprocess
 
 from pcmlib import fio
 from pcmlib.bench import pcm_length, measure
-from .common import TOP, sh, remove_devices, pcm_words, med
+from .common import TOP, sh, remove_devices, pcm_words, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'counters'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
 
 DISK_MIB = 128          # each device's ramdisk
 FIO_MIB = 120           # what fio covers of each device (dm-pcm's is a little smaller)
@@ -97,10 +99,8 @@ def summarize(res):
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s, medians; both dm-pcm tables: {words}",
              "dm-pcm-bare: the same sources, counters and tracepoints compiled out "
-             "(make module-bare); paired: the median of each round's own ratio",
-             f"{'workload':14} {'device':12} {'IOPS':>10} {'clat p50':>10} "
-             f"{'vs dm-linear':>13} {'vs bare':>8} {'cost':>7}"]
-    summary = []
+             "(make module-bare); paired: the median of each round's own ratio"]
+    cells, summary = [], []
     for rw in ('randread', 'randwrite'):
         for qd in (1, 32):
             lin, bare = rows[(rw, qd, 'dm-linear')], rows[(rw, qd, BARE)]
@@ -109,13 +109,15 @@ def summarize(res):
                 iops = med(rs, 'iops')
                 vs_bare = paired(rs, bare)
                 p50 = statistics.median(r['clat_median_ns'] or 0 for r in rs) / 1000
-                cost = f'{(1 - vs_bare) * 100:+6.2f}%' if dev == 'dm-pcm' else ''
-                lines.append(f"{rw + ' QD' + str(qd):14} {dev:12} {iops:10.0f} {p50:8.1f}us "
-                             f"{paired(rs, lin):12.3f}x {vs_bare:7.3f}x {cost:>7}".rstrip())
+                cost = f'{(1 - vs_bare) * 100:+.2f}%' if dev == 'dm-pcm' else ''
+                cells.append([f'{rw} QD{qd}', dev, f'{iops:.0f}', f'{p50:.1f}us',
+                              f'{paired(rs, lin):.3f}x', f'{vs_bare:.3f}x', cost])
                 summary.append({'rw': rw, 'qd': qd, 'device': dev, 'iops': iops,
                                 'clat_median_us': p50,
                                 'paired_ratio_to_dm_linear': paired(rs, lin),
                                 'paired_ratio_to_bare': vs_bare,
                                 **({'cost_pct': (1 - vs_bare) * 100} if dev == 'dm-pcm'
                                    else {})})
+    lines += table(['workload', 'device', 'IOPS', 'clat p50', 'vs dm-linear', 'vs bare', 'cost'],
+                   cells, '<<>>>>>')
     return '\n'.join(lines), summary

@@ -17,10 +17,12 @@ function_graph) and an NVMe read's time: tools/ecc-profile --help.
 import statistics
 
 from pcmlib.bench import pcm_create, fio_cmd, run_fio, status
-from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'ecc'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
 
 
 ECC_MIB = 192  # ecc: what fio covers of each device (dm-pcm's parity and
@@ -95,9 +97,7 @@ def summarize(res):
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} "
              f"rounds of {res['runtime_s']} s, medians; 4 KiB, fio over {ECC_MIB} MiB of each"]
     lines += [f"  {d}: {w}" for d, w in res['pcm_words'].items()]
-    lines.append(f"{'workload':14} {'device':12} {'IOPS':>10} {'clat p50':>10} "
-                 f"{'vs dm-linear':>13} {'vs dm-integrity':>16} {'uncorr':>7} {'silent':>7}")
-    summary = []
+    cells, summary = [], []
     for rw in ('randread', 'randwrite'):
         for qd in (1, 32):
             base = med(rows[(rw, qd, 'dm-linear')], 'iops')
@@ -109,10 +109,12 @@ def summarize(res):
                 unc = max((r.get('ecc_uncorrectable_sectors', 0) for r in rs), default=0)
                 sil = max((r.get('ecc_silent_sectors', 0) for r in rs), default=0)
                 ecc = dev.startswith('dm-pcm-ecc')
-                lines.append(f"{rw + ' QD' + str(qd):14} {dev:12} {iops:10.0f} {p50:8.1f}us "
-                             f"{iops / base:12.3f}x {iops / integ:15.3f}x "
-                             f"{unc if ecc else '-':>7} {sil if ecc else '-':>7}")
+                cells.append([f'{rw} QD{qd}', dev, f'{iops:.0f}', f'{p50:.1f}us',
+                              f'{iops / base:.3f}x', f'{iops / integ:.3f}x',
+                              unc if ecc else '-', sil if ecc else '-'])
                 summary.append({'rw': rw, 'qd': qd, 'device': dev, 'iops': iops,
                                 'clat_median_us': p50, 'ratio_to_dm_linear': iops / base,
                                 'ratio_to_dm_integrity': iops / integ})
+    lines += table(['workload', 'device', 'IOPS', 'clat p50', 'vs dm-linear', 'vs dm-integrity',
+                    'uncorr', 'silent'], cells, '<<>>>>>>')
     return '\n'.join(lines), summary

@@ -21,8 +21,9 @@ its start and sets it as overhead_ns (--no-calibrate: not).
 Results, with the kernel version and the exact fio command lines, go to
 build/bench/<mode>-<kernel>.json (--outdir).  Never a pass/fail test: a
 benchmark.  One module per mode in tools/pcmbench/; what they share is
-common.py and, with the characterization, tools/pcmlib/bench.py (dm
-devices, fio), calibrate.py and fio.py (fio run and its JSON read).
+options.py (their groups of options), common.py and, with the
+characterization, tools/pcmlib/bench.py (dm devices, fio), calibrate.py
+and fio.py (fio run and its JSON read).
 """
 import argparse
 import json
@@ -32,33 +33,16 @@ import sys
 import time
 
 from pcmlib import clock, vm, words as pwords
-from . import (app, barriers, bigdev, calibrate, characterize, counters, ecc, passthrough,
-               scaling, startgap, timing, trace)
+from . import (app, barriers, bigdev, calibrate, characterize, counters, ecc, options,
+               passthrough, scaling, startgap, timing, trace)
 from .common import RAM_MIB, TOP, VM_TIMEOUT, pcm_words, sh
 
 # the modes measured in a VM, in the order --help lists them
 MODES = {m.NAME: m for m in (passthrough, scaling, ecc, startgap, barriers, timing, calibrate,
                              bigdev, counters, trace)}
 ENTRY = os.path.join(TOP, 'tools', 'pcm-bench')
-# the options each mode uses (the others are accepted, as they always
-# were, and left out of its --help)
-USES = {'passthrough': {'runtime', 'rounds', 'cpus', 'pcm_words', 'bs', 'no_icount'},
-        'scaling': {'runtime', 'rounds', 'cpus', 'no_icount'},
-        'ecc': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
-        'startgap': {'runtime', 'rounds', 'cpus', 'no_icount'},
-        'barriers': {'rounds', 'cpus', 'no_icount'},
-        'timing': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
-        'calibrate': {'runtime', 'rounds', 'cpus', 'no_icount', 'dilation'},
-        'bigdev': {'rounds', 'cpus'},
-        'counters': {'runtime', 'rounds', 'cpus', 'pcm_words', 'no_icount'},
-        'trace': {'rounds', 'cpus', 'no_icount', 'dilation'},
-        'characterize': {'cpus', 'no_icount', 'trace', 'redraw', 'run_dir', 'dilation',
-                         'calibrate', 'overhead_ns', 'backing_dev', 'destroy_data'},
-        'app': {'cpus', 'no_icount', 'run_dir', 'dilation', 'calibrate', 'overhead_ns', 'short',
-                'figures'}}
-HOST_OPTS = {'native', 'kernel', 'outdir', 'no_build'}  # vm.tool_args': every mode's
 # the modes whose devices run at a dilation (default: pcmlib/clock.py's)
-DILATED = ('timing', 'calibrate', 'trace')
+DILATED = tuple(name for name, m in MODES.items() if options.DILATION in m.PARENTS)
 SHORT = {'passthrough': 'random IOPS at QD1 and QD32 on brd, dm-linear and dm-pcm, no delays',
          'scaling': 'whether the timing model lets two CPUs work apart',
          'ecc': 'what ECC costs: dm-linear, dm-integrity, dm-pcm without and with ecc:bch',
@@ -98,7 +82,24 @@ def guest(args):
         json.dump(res, fh, indent=1)
 
 
-def host(args):
+# the options whose values the host passes on to the guest, where MODE takes them
+GUEST_OPTS = (('runtime', '--runtime'), ('rounds', '--rounds'), ('cpus', '--cpus'),
+              ('bs', '--bs'), ('pcm_words', '--pcm-words'), ('dilation', '--dilation'))
+
+
+def guest_line(args, mp, out):
+    """The command line of the guest's part: --guest, where its JSON goes
+    (@out), MODE and the values here of MODE's options in GUEST_OPTS (@mp:
+    MODE's parser)."""
+    takes = vars(mp.parse_args([]))     # MODE's options, at their defaults
+    line = [ENTRY, '--guest', '--out', out, args.mode]
+    for dest, flag in GUEST_OPTS:
+        if dest in takes and getattr(args, dest) is not None:
+            line += [flag, str(getattr(args, dest))]
+    return line
+
+
+def host(args, mp):
     outdir = os.path.abspath(args.outdir)
     os.makedirs(outdir, exist_ok=True)
     tmp = os.path.join(outdir, f'{args.mode}-raw.json')
@@ -109,11 +110,7 @@ def host(args):
         args.dilation = clock.default_dilation(args.native, icount)
         print(f'pcm-bench: dilation {args.dilation} ({clock.name(icount and not args.native)}'
               f'; --dilation K to choose another)', flush=True)
-    inner = [ENTRY, '--guest', '--out', tmp,
-             '--runtime', str(args.runtime), '--rounds', str(args.rounds),
-             '--cpus', str(args.cpus), '--bs', args.bs, '--pcm-words', args.pcm_words]
-    inner.append(args.mode)
-    inner += ['--dilation', str(args.dilation)] if args.dilation else []
+    inner = guest_line(args, mp, tmp)
     vm_opts = ['--cpus', str(args.cpus), '--memory', '2G', '--timeout', str(VM_TIMEOUT)]
     if args.mode == 'bigdev':
         vm_opts += ['--nvme', str(bigdev.BIGDEV_MIB)]  # and no icount: a host file behind
@@ -152,109 +149,73 @@ def host(args):
 
 # --- the command line ---------------------------------------------------------
 
-def dilation_k(text):
-    """argparse type of --dilation: an integer from 1 to 1000."""
-    if not text.isdigit() or not 1 <= int(text) <= 1000:
-        raise argparse.ArgumentTypeError(f'{text!r}: an integer from 1 to 1000')
-    return int(text)
+class Parser(argparse.ArgumentParser):
+    """pcm-bench's parser: MODE's options may come before MODE too
+    (pcm-bench --rounds 2 timing; make bench puts --native there): they
+    are moved after it, where MODE's parser takes them or refuses those
+    MODE does not take.  MODE is found by argparse itself, with every
+    mode's options known (@every), so that a value (--outdir trace) is
+    not taken for it.  @modes: each mode's parser."""
+
+    def __init__(self, every, modes, **kw):
+        super().__init__(**kw)
+        self.modes = modes
+        self.locate = argparse.ArgumentParser(prog=self.prog, usage=self.usage, add_help=False,
+                                              parents=[every])
+        self.locate.add_argument('mode', metavar='MODE')
+        self.locate.add_argument('options', nargs=argparse.REMAINDER)
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        if any(a in self.modes for a in args):   # else argparse says MODE is missing
+            found = self.locate.parse_known_args(args)[0]
+            if found.mode in self.modes:          # else argparse names the bad MODE
+                i = len(args) - len(found.options) - 1    # MODE's index
+                args = args[i:i + 1] + args[:i] + found.options
+        return super().parse_known_args(args, namespace)
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an option MODE does not take is refused by
+        MODE's parser (its usage, not the main one's)."""
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self.modes[args.mode].error(f'unrecognized arguments: {" ".join(extra)}')
+        return args
 
 
-def overhead_pair(text):
-    """argparse type of --overhead-ns: READ[,WRITE] in ns, 0 to 10^9."""
-    parts = text.split(',')
-    if len(parts) not in (1, 2) or not all(p.isdigit() and int(p) <= 10 ** 9 for p in parts):
-        raise argparse.ArgumentTypeError(f'{text!r}: READ[,WRITE], ns from 0 to 1000000000')
-    return {'read': int(parts[0]), 'write': int(parts[-1])}
-
-
-def add_options(p, shown=None):
-    """Every option of pcm-bench on @p.  @shown: the options @p's --help
-    lists (None: all of them); with @shown given, @p is a mode's parser,
-    and an option left out of the command line leaves the value the main
-    parser set (an option may come before or after MODE)."""
-    def arg(dest, *flags, help=None, **kw):
-        hide = shown is not None and dest not in shown and dest not in HOST_OPTS
-        p.add_argument(*flags, dest=dest, help=argparse.SUPPRESS if hide else help, **kw)
-    arg('run_dir', '--run-dir', metavar='DIR',
-        help='characterize --redraw: the run directory to draw again (default: the newest '
-        'run of SPEC in the output directory)')
-    arg('redraw', '--redraw', action='store_true',
-        help='characterize: only the figures and report again, from the newest run of SPEC '
-        'in the output directory (or --run-dir\'s); a run without --redraw never '
-        'overwrites an earlier one: it gets NAME-KERNEL.2, .3, ...')
-    arg('dilation', '--dilation', type=dilation_k, metavar='K',
-        help='characterize, timing, calibrate, trace: every dm-pcm device with dilation:K (1 to '
-        '1000), fio\'s latencies divided by K and its rates multiplied by K (dm-pcm.rst, "Time '
-        'dilation"; default: the spec\'s, else 8 in an icount VM, 1 with --native or '
-        '--no-icount: pcmlib/clock.py says why)')
-    arg('calibrate', '--calibrate', action='store_const', const=True,
-        help='characterize: measure this host\'s completion overhead per direction at the '
-        'run\'s start (at its dilation) and set overhead_ns on every point\'s device (the '
-        'default, unless the spec says calibrate = false or gives overhead_ns)')
-    arg('calibrate', '--no-calibrate', action='store_const', const=False,
-        help='characterize: no calibration, whatever the spec says ("uncalibrated")')
-    arg('overhead_ns', '--overhead-ns', type=overhead_pair, metavar='R[,W]',
-        help='characterize: overhead_ns for reads and writes (ns) as measured before '
-        '(pcm-bench calibrate, at the same dilation); one number for both')
-    arg('backing_dev', '--backing-dev', metavar='DEV',
-        help='characterize --native: every point over block device DEV (an NVMe namespace, '
-        'a loop device) instead of a ramdisk; its data is destroyed, so --destroy-data must '
-        'say so; refused unless 4 KiB QD1 I/O through dm-linear over it is faster than '
-        'every device of the spec models it')
-    arg('destroy_data', '--destroy-data', action='store_true',
-        help='characterize --backing-dev: yes, overwrite DEV')
-    arg('short', '--short', action='store_true',
-        help='app: the spec\'s [short] settings (scale, clients, threads, duration): the VM '
-        'suite\'s run')
-    arg('figures', '--no-figures', action='store_false', default=True,
-        help='app: draw no PNG (matplotlib under TCG takes minutes)')
-    arg('trace', '--trace', action='store_true',
-        help='characterize: blktrace on the device and its backing device around every run '
-        '(btt: Q2C above, Q2C and D2C below; the remapped offsets)')
-    vm.tool_args(p, 'bench')
-    arg('runtime', '--runtime', type=float, default=2, help='s of fio per run (default 2)')
-    arg('rounds', '--rounds', type=int, default=3,
-        help='rounds, each device once per round; medians over them (default 3)')
-    arg('cpus', '--cpus', type=int, default=None,
-        help='vCPUs of the VM (default 1, scaling 2); passthrough runs numjobs=N')
-    arg('pcm_words', '--pcm-words', default='',
-        help='passthrough: table words for dm-pcm beside preset:none gap_interval:0 '
-        '(replacing a word of the same key); ecc: words for dm-pcm ecc:bch, and "+WORD" '
-        'words for a second ecc:bch device')
-    arg('bs', '--bs', default='4k',
-        help='passthrough: block sizes, comma-separated (default 4k; e.g. 4k,1m)')
-    arg('no_icount', '--no-icount', action='store_true',
-        help='a plain TCG VM (each vCPU its own host thread): real parallelism, figures '
-        'that depend on the host and how busy it is')
-    for dest, flag in (('guest', '--guest'), ('icount', '--icount')):
-        p.add_argument(flag, dest=dest, action='store_true', help=argparse.SUPPRESS)
-    p.add_argument('--out', help=argparse.SUPPRESS)
-    if shown is not None:
-        # a mode's parser sets no defaults of its own: the main parser's
-        # stand unless the option comes after MODE (argparse copies every
-        # attribute a subparser sets over the main parser's; set_defaults()
-        # cannot say SUPPRESS for an option with a type)
-        for action in p._actions:
-            if action.dest not in ('help', 'spec'):
-                action.default = argparse.SUPPRESS
+def mode_parser(sub, mod):
+    """MODE's parser: its groups of options (mod.PARENTS) and its own
+    (mod.add_args), its --help what it measures."""
+    p = sub.add_parser(mod.NAME, help=SHORT[mod.NAME], prog=f'pcm-bench {mod.NAME}',
+                       description=f'pcm-bench {mod.NAME}: {mod.HELP}', parents=mod.PARENTS,
+                       formatter_class=argparse.RawDescriptionHelpFormatter
+                       if mod is app else argparse.HelpFormatter)
+    if hasattr(mod, 'add_args'):
+        mod.add_args(p)
+    return p
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(prog='pcm-bench', usage=USAGE, description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_options(ap)
-    sub = ap.add_subparsers(dest='mode', required=True, metavar='MODE',
-                            title='modes (pcm-bench MODE --help says more)')
+    """The main parser and {mode: its parser}."""
+    mods = list(MODES.values()) + [characterize, app]
+    # every option of every mode, to find MODE among them (Parser) and to
+    # default the attributes of the options MODE does not take: guest()
+    # and host() read them whatever the mode (two modes' add_args with one
+    # flag are refused here: a shared option belongs in options.py)
+    every = argparse.ArgumentParser(add_help=False, parents=options.OPTION_GROUPS)
+    for mod in mods:
+        if hasattr(mod, 'add_args'):
+            mod.add_args(every)
     parsers = {}
-    for mod in list(MODES.values()) + [characterize, app]:
-        p = sub.add_parser(mod.NAME, help=SHORT[mod.NAME], prog=f'pcm-bench {mod.NAME}',
-                           description=f'pcm-bench {mod.NAME}: {mod.HELP}',
-                           formatter_class=argparse.RawDescriptionHelpFormatter
-                           if mod is app else argparse.HelpFormatter)
-        if mod in (characterize, app):
-            p.add_argument('spec', nargs='?', metavar='SPEC', help='the spec file (TOML)')
-        add_options(p, USES[mod.NAME])
-        parsers[mod.NAME] = p
+    # its --help lists the options every mode takes (HOST) beside the modes
+    ap = Parser(every, parsers, prog='pcm-bench', usage=USAGE, description=__doc__,
+                parents=[options.HOST], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.set_defaults(**vars(every.parse_args([])))
+    sub = ap.add_subparsers(dest='mode', required=True, metavar='MODE',
+                            parser_class=argparse.ArgumentParser,   # not a Parser
+                            title='modes (pcm-bench MODE --help lists its options)')
+    for mod in mods:
+        parsers[mod.NAME] = mode_parser(sub, mod)
     return ap, parsers
 
 
@@ -280,13 +241,7 @@ def main(argv=None):
         return characterize.run(args, mp)
     if args.mode == 'app':
         return app.run(args, mp)
-    if args.trace or args.redraw or args.backing_dev:
-        mp.error(f'{args.mode} takes no SPEC, --trace nor --backing-dev (characterize does)')
-    if (args.dilation is not None and args.mode not in DILATED) or \
-            args.calibrate is not None or args.overhead_ns is not None:
-        mp.error(f'{args.mode} takes no --dilation, --calibrate, --no-calibrate nor '
-                 '--overhead-ns (characterize does; timing, calibrate and trace take --dilation)')
     if args.guest:
         guest(args)
         return 0
-    return host(args)
+    return host(args, mp)

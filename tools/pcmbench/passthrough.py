@@ -10,10 +10,18 @@ tags:1024": the timing model on, no delay).
 """
 import statistics
 from pcmlib.bench import pcm_create, measure
-from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS
 
 NAME = 'passthrough'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, PCM_WORDS)   # its options' groups (options.py)
+
+
+def add_args(p):
+    """passthrough's own option (main.py checks the sizes)."""
+    p.add_argument('--bs', default='4k',
+                   help='block sizes, comma-separated (default 4k; e.g. 4k,1m)')
 
 
 def setup_passthrough(words=''):
@@ -56,10 +64,8 @@ def summarize(res):
              f"rounds of {res['runtime_s']} s, medians; dm-pcm: "
              f"{res.get('pcm_words', 'preset:none gap_interval:0')}",
              "(paired: the median of each round's own ratio, the device beside "
-             "dm-linear in the same round; it cancels drift between rounds)",
-             f"{'cpus':>4} {'bs':>4} {'workload':14} {'device':10} {'IOPS':>10} "
-             f"{'clat p50':>10} {'vs dm-linear':>13} {'paired':>7}"]
-    summary = []
+             "dm-linear in the same round; it cancels drift between rounds)"]
+    cells, summary = [], []
     for bs in dict.fromkeys(r['bs'] for r in res['runs']):
         for rw in ('randread', 'randwrite'):
             for qd in (1, 32):
@@ -70,11 +76,12 @@ def summarize(res):
                     iops = med(rs, 'iops')
                     paired = paired_ratio(rs, lin)
                     p50 = statistics.median(r['clat_median_ns'] or 0 for r in rs) / 1000
-                    lines.append(f"{cpus:>4} {bs:>4} {rw + ' QD' + str(qd):14} {dev:10} "
-                                 f"{iops:10.0f} {p50:8.1f}us {iops / base:12.3f}x "
-                                 f"{paired:6.3f}x")
+                    cells.append([cpus, bs, f'{rw} QD{qd}', dev, f'{iops:.0f}',
+                                  f'{p50:.1f}us', f'{iops / base:.3f}x', f'{paired:.3f}x'])
                     summary.append({'cpus': cpus, 'bs': bs, 'rw': rw, 'qd': qd,
                                     'device': dev, 'iops': iops,
                                     'clat_median_us': p50, 'ratio_to_dm_linear': iops / base,
                                     'paired_ratio_to_dm_linear': paired})
+    lines += table(['cpus', 'bs', 'workload', 'device', 'IOPS', 'clat p50', 'vs dm-linear',
+                    'paired'], cells, '>><<>>>>')
     return '\n'.join(lines), summary

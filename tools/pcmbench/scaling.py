@@ -16,10 +16,12 @@ host thread, for real parallelism (wall-clock figures that depend on the
 host).
 """
 from pcmlib.bench import pcm_create, fio_cmd, run_fio
-from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med
+from .common import RAM_MIB, sh, remove_devices, fresh_ramdisk, pcm_words, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME
 
 NAME = 'scaling'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME)   # its options' groups (options.py)
 
 
 SCALING_JOB_MIB = 128  # each job's half of the ramdisk (fio covers 127 MiB of it)
@@ -65,10 +67,8 @@ def summarize(res):
         rows.setdefault((r['rw'], r['qd'], r['device'], r['jobs']), []).append(r)
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPUs, {res['rounds']} "
              f"rounds of {res['runtime_s']} s, medians; each job on its own half "
-             f"(dm-pcm: its own channel) and vCPU",
-             f"{'workload':14} {'device':11} {'1 job':>10} {'2 jobs':>10} {'scaling':>8} "
-             f"{'vs dm-linear':>13} {'2 jobs vs dm-linear':>20}"]
-    summary = []
+             f"(dm-pcm: its own channel) and vCPU"]
+    cells, summary = [], []
     for rw in ('randread', 'randwrite'):
         for qd in (1, 32):
             lin = {j: med(rows[(rw, qd, 'dm-linear', j)], 'iops') for j in (1, 2)}
@@ -76,11 +76,12 @@ def summarize(res):
                 iops = {j: med(rows[(rw, qd, dev, j)], 'iops') for j in (1, 2)}
                 scale = iops[2] / iops[1]
                 rel = scale / (lin[2] / lin[1])
-                lines.append(f"{rw + ' QD' + str(qd):14} {dev:11} {iops[1]:10.0f} "
-                             f"{iops[2]:10.0f} {scale:7.3f}x {rel:12.3f}x "
-                             f"{iops[2] / lin[2]:19.3f}x")
+                cells.append([f'{rw} QD{qd}', dev, f'{iops[1]:.0f}', f'{iops[2]:.0f}',
+                              f'{scale:.3f}x', f'{rel:.3f}x', f'{iops[2] / lin[2]:.3f}x'])
                 summary.append({'rw': rw, 'qd': qd, 'device': dev, 'iops_1job': iops[1],
                                 'iops_2jobs': iops[2], 'scaling': scale,
                                 'scaling_vs_dm_linear': rel,
                                 'ratio_2jobs_to_dm_linear': iops[2] / lin[2]})
+    lines += table(['workload', 'device', '1 job', '2 jobs', 'scaling', 'vs dm-linear',
+                    '2 jobs vs dm-linear'], cells, '<<>>>>>')
     return '\n'.join(lines), summary

@@ -7,10 +7,12 @@ off: the shape of Onyx Figure 6 before any timing model.
 """
 import statistics
 from pcmlib.bench import RAMP_S, pcm_create, measure, status
-from .common import remove_devices, fresh_ramdisk, med
+from .common import remove_devices, fresh_ramdisk, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME
 
 NAME = 'startgap'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME)   # its options' groups (options.py)
 
 
 GAP_INTERVALS = (1, 4, 16, 64, 128, 512, 0)
@@ -37,10 +39,8 @@ def summarize(res):
         rows.setdefault((r['qd'], r['gap_interval']), []).append(r)
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res.get('cpus', 1)} vCPU, "
              f"{res['rounds']} rounds of {res['runtime_s']} s, medians; "
-             f"4 KiB randwrite on dm-pcm over brd",
-             f"{'gap_interval':>12} {'QD':>3} {'IOPS':>10} {'mean lat':>10} "
-             f"{'moves/s':>9} {'vs off':>7}"]
-    summary = []
+             f"4 KiB randwrite on dm-pcm over brd"]
+    cells, summary = [], []
     for qd in (1, 32):
         base = statistics.median(r['iops'] for r in rows[(qd, 0)])
         for g in GAP_INTERVALS:
@@ -49,8 +49,10 @@ def summarize(res):
             lat = statistics.median(r['clat_mean_ns'] for r in rs) / 1000
             # the moves were counted over the ramp and the run
             mps = med(rs, 'gap_moves') / (res['runtime_s'] + RAMP_S)
-            lines.append(f"{g or 'off':>12} {qd:>3} {iops:10.0f} {lat:8.1f}us "
-                         f"{mps:9.0f} {iops / base:6.3f}x")
+            cells.append([g or 'off', qd, f'{iops:.0f}', f'{lat:.1f}us', f'{mps:.0f}',
+                          f'{iops / base:.3f}x'])
             summary.append({'gap_interval': g, 'qd': qd, 'iops': iops,
                             'clat_mean_us': lat, 'ratio_to_off': iops / base})
+    lines += table(['gap_interval', 'QD', 'IOPS', 'mean lat', 'moves/s', 'vs off'], cells,
+                   '>>>>>>')
     return '\n'.join(lines), summary

@@ -27,10 +27,12 @@ import statistics
 from pcmlib import clock
 from pcmlib.bench import TOP, sh, pcm_create, measure
 from pcmlib.calibrate import TIMING_CAL_US, calibrate, measure_pcm, overhead_of
-from .common import RAM_MIB, remove_devices, fresh_ramdisk, med
+from .common import RAM_MIB, remove_devices, fresh_ramdisk, med, table
+from .options import HOST, ICOUNT, ROUNDS, RUNTIME, DILATION
 
 NAME = 'timing'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, RUNTIME, DILATION)   # its options' groups (options.py)
 
 
 TIMING_US = (1, 10, 38, 179, 1000, 2000)  # modeled QD1 latencies
@@ -156,8 +158,7 @@ def summarize(res):
         lines.append(f"{rw}: dm-linear over brd {base:.1f} us; overhead_ns "
                      f"{statistics.median(got):.0f} on the host's clock (rounds: "
                      f"{', '.join(str(round(o)) for o in got)})")
-        lines.append(f"{'X us':>6} {'dm-pcm':>9} {'- X':>7} {'null_blk':>9} {'- X':>7} "
-                     f"{'late p50':>9} {'late p99':>9} {'late':>6} {'calibrated':>11} {'error':>8}")
+        cells = []
         for us in TIMING_US:
             raw = pick(device='dm-pcm', rw=rw, set_us=us, calibrated=False)
             fit = pick(device='dm-pcm', rw=rw, set_us=us, calibrated=True)
@@ -169,11 +170,12 @@ def summarize(res):
                  'late': sum(r['late'] for r in raw), 'calibrated_us': got,
                  'calibrated_err_pct': (got - us) / us * 100}
             summary.append(s)
-            lines.append(f"{us:>6} {pcm:9.2f} {pcm - us:7.2f} {null:9.2f} {null - us:7.2f} "
-                         f"{s['lateness_p50_ns']:>9} {s['lateness_p99_ns']:>9} {s['late']:>6} "
-                         f"{got:11.2f} {s['calibrated_err_pct']:+7.2f}%")
-    lines.append(f"{'preset':>6} {'workload':14} {'model us':>9} {'raw us':>9} {'error':>8} "
-                 f"{'calibrated':>11} {'error':>8} {'late p99':>9}")
+            cells.append([us, f'{pcm:.2f}', f'{pcm - us:.2f}', f'{null:.2f}', f'{null - us:.2f}',
+                          s['lateness_p50_ns'], s['lateness_p99_ns'], s['late'], f'{got:.2f}',
+                          f"{s['calibrated_err_pct']:+.2f}%"])
+        lines += table(['X us', 'dm-pcm', '- X', 'null_blk', '- X', 'late p50', 'late p99',
+                        'late', 'calibrated', 'error'], cells, '>' * 10)
+    cells = []
     for preset, rw, bs in TIMING_PRESETS:
         raw = pick(device='dm-pcm', rw=rw, preset=preset, calibrated=False)
         fit = pick(device='dm-pcm', rw=rw, preset=preset, calibrated=True)
@@ -183,12 +185,12 @@ def summarize(res):
              'calibrated_err_pct': (cal - want) / want * 100,
              'lateness_p99_ns': hist_pct(merge_hists(raw), 99)}
         summary.append(s)
-        lines.append(f"{preset:>6} {bs + ' ' + rw:14} {want:9.2f} {got:9.2f} "
-                     f"{s['raw_err_pct']:+7.2f}% {cal:11.2f} {s['calibrated_err_pct']:+7.2f}% "
-                     f"{s['lateness_p99_ns']:>9}")
-    lines.append(f"{'preset':>6} {'workload':16} {'model IOPS':>10} {'fio IOPS':>10} "
-                 f"{'error':>8} {'fio CPU':>8}  (calibrated; fio's usr + sys: "
-                 f"where it nears 100 %, the guest is the bound)")
+        cells.append([preset, f'{bs} {rw}', f'{want:.2f}', f'{got:.2f}',
+                      f"{s['raw_err_pct']:+.2f}%", f'{cal:.2f}', f"{s['calibrated_err_pct']:+.2f}%",
+                      s['lateness_p99_ns']])
+    lines += table(['preset', 'workload', 'model us', 'raw us', 'error', 'calibrated', 'error',
+                    'late p99'], cells, '><>>>>>>')
+    cells = []
     for preset in TIMING_QD_PRESETS:
         for rw in ('randread', 'randwrite'):
             for qd in TIMING_QDS:
@@ -198,6 +200,10 @@ def summarize(res):
                      'iops': got, 'err_pct': (got - want) / want * 100,
                      'fio_cpu_pct': med(rs, 'fio_cpu_pct')}
                 summary.append(s)
-                lines.append(f"{preset:>6} {rw + ' QD' + str(qd):16} {want:10.0f} {got:10.0f} "
-                             f"{s['err_pct']:+7.2f}% {s['fio_cpu_pct']:7.0f}%")
+                cells.append([preset, f'{rw} QD{qd}', f'{want:.0f}', f'{got:.0f}',
+                              f"{s['err_pct']:+.2f}%", f"{s['fio_cpu_pct']:.0f}%"])
+    # the last heading says what the CPU column means (no cells under it)
+    lines += table(['preset', 'workload', 'model IOPS', 'fio IOPS', 'error', 'fio CPU',
+                    "(calibrated; fio's usr + sys: where it nears 100 %, the guest is the bound)"],
+                   cells, '><>>>><')
     return '\n'.join(lines), summary

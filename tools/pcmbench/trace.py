@@ -28,10 +28,12 @@ import time
 
 from pcmlib import status as pcmstatus, tracecmp
 from pcmlib.bench import pcm_create
-from .common import TOP, fresh_ramdisk, remove_devices, sh
+from .common import TOP, fresh_ramdisk, remove_devices, sh, table
+from .options import HOST, ICOUNT, ROUNDS, DILATION
 
 NAME = 'trace'
 HELP = __doc__.split('\n\n', 1)[1].strip()
+PARENTS = (HOST, ICOUNT, ROUNDS, DILATION)   # its options' groups (options.py)
 
 READS = {1: 1000, 32: 4000}  # per depth, as 35-trace at PCM_SCALE=100
 TRACEFS = '/sys/kernel/tracing'
@@ -188,11 +190,8 @@ def summarize(res):
     lines = [f"kernel {res['kernel']}, {res['fio']}, {res['cpus']} vCPU, {res['rounds']} rounds; "
              f"4 KiB randread on {words(k)} over brd, libaio; replay: pcmctl model --trace "
              f"--open --speed {k}; within 1 % of the kernel's modeled latency (pcm_charge), "
-             f"% of reads",
-             f"{'QD':>3} {'rnd':>3} {'reads':>5} {'Q 1%':>7} {'Q worst':>9} {'Q mean':>8} "
-             f"{'A 1%':>7} {'A worst':>9} {'own 1%':>7} {'rank util':>9} "
-             f"{'Q->clock ns p50/p99/max':>24}  verdict"]
-    summary = []
+             f"% of reads"]
+    cells, summary = [], []
     for r in sorted(runs, key=lambda r: (r['qd'], r['round'])):
         f = figures(r)
         f.update(qd=r['qd'], round=r['round'], dilation=r['dilation'], verdict=verdict(f),
@@ -200,12 +199,14 @@ def summarize(res):
         summary.append(f)
         gq = f['charge_after_q_ns']
         util = f['rank_util_worst_pct']
-        lines.append(f"{r['qd']:>3} {r['round']:>3} {f['reads']:>5} {f['q_within_1pct']:>6.2f}% "
-                     f"{f['q_worst_pct']:>+8.3f}% {f['q_mean_pct']:>+7.4f}% "
-                     f"{f['a_within_1pct']:>6.2f}% {f['a_worst_pct']:>+8.3f}% "
-                     f"{f['k_within_1pct']:>6.2f}% "
-                     f"{'-' if util is None else f'{util:.3f}%':>9} "
-                     f"{f'{gq[2]}/{gq[4]}/{gq[5]}':>24}  {f['verdict']}")
+        cells.append([r['qd'], r['round'], f['reads'], f"{f['q_within_1pct']:.2f}%",
+                      f"{f['q_worst_pct']:+.3f}%", f"{f['q_mean_pct']:+.4f}%",
+                      f"{f['a_within_1pct']:.2f}%", f"{f['a_worst_pct']:+.3f}%",
+                      f"{f['k_within_1pct']:.2f}%", '-' if util is None else f'{util:.3f}%',
+                      f'{gq[2]}/{gq[4]}/{gq[5]}', f['verdict']])
+    lines += table(['QD', 'rnd', 'reads', 'Q 1%', 'Q worst', 'Q mean', 'A 1%', 'A worst',
+                    'own 1%', 'rank util', 'Q->clock ns p50/p99/max', 'verdict'], cells,
+                   '>' * 11 + '<')
     lines.append("Q, A: replay at blktrace's Q events (pcmctl's default) and remaps "
                  "(--arrival A); own: at the kernel's arrivals (pcm_charge); rank util: the "
                  "largest difference from the ranks reply; Q->clock: where dm-pcm read each "
