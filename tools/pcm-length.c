@@ -3,7 +3,7 @@
  * pcm-length DEV [WORD...]: what "pcmctl length DEV WORD..." prints (the
  * largest legal length of a table over all of DEV, offset 0, with those
  * optional words), from the same libpcm calls, as one small process: the
- * VM tests' pcm_len (tests/vm/lib.sh) calls it before every table they
+ * VM tests' pcm_len (tests/vm/lib/lib.sh) calls it before every table they
  * create, and under TCG a python3 start with pcmctl's imports costs
  * seconds.  pcmctl stays the tool for people; tests/host/test-pcmctl.py
  * checks that the two agree.  Built with libpcm: make tools.

@@ -5,5 +5,5 @@
 # print what the documents say; tests/vm/11-doc-examples runs the others
 # in the VM.  One rule decides which is which: doc-examples.py's on_host().
 top=$(cd "$(dirname "$0")/../.." && pwd)
-PCM_ROOT=$top exec python3 "$top/tests/vm/doc-examples.py" --where host \
+PCM_ROOT=$top exec python3 "$top/tests/vm/lib/doc-examples.py" --where host \
 	"$top/Documentation/admin-guide/device-mapper/dm-pcm.rst" "$top/README.md"

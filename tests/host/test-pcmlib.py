@@ -124,7 +124,7 @@ def test_entries_broken_pipe():
 
 
 def test_status_script():
-    """status.py still runs as a script (tests/vm/lib.sh calls --keys)."""
+    """status.py still runs as a script (tests/vm/lib/lib.sh calls --keys)."""
     res = subprocess.run(['/usr/bin/python3', os.path.join(TOOLS, 'pcmlib', 'status.py'),
                           '--keys'], capture_output=True, text=True)
     check(res.returncode == 0 and res.stdout.split() == list(status.FIELDS), f'--keys {res}')

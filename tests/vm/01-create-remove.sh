@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Create and remove pcm devices over brd; the module's refcount follows.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 64 3 || skip_all "brd not available"
 len=$(pcm_len /dev/ram0)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # "dmsetup table" prints a canonical line that recreates the same device.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 2 || skip_all "brd not available"
 majmin=$(cat /sys/block/ram0/dev)

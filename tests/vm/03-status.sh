@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Status INFO: key:value words a script can parse, counting exactly what
 # reached the target, after the split at row boundaries.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
 counters="reads writes read_bytes write_bytes flushes fua_writes discards discard_bytes write_zeroes write_zeroes_bytes gap_moves start_wraps move_errors"

@@ -3,7 +3,7 @@
 # fio verify=crc32c over the whole device: 4 KiB random writes, then mixed
 # sizes 512 B..1 MiB at unaligned (512 B) offsets that straddle rows,
 # with several row sizes.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load "$(scaled 64 16)" || skip_all "brd not available"	# MiB

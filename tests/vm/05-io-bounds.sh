@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Edges: the last sector works, I/O past the end fails, the offset maps
 # every sector to backing sector offset + sector (the pass-through oracle).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
 off=2048

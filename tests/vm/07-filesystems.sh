@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # ext3 and ext4: mkfs, mount, write and verify files, umount, fsck -fn clean;
 # ext4 again with gap_interval:1, so that a row moves under every write.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 dev=${PCM_FS_BACKING:-}
 if [ -z "$dev" ]; then

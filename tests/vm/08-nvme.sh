@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # "Any block device": dm-pcm over QEMU's emulated NVMe (a volatile write
 # cache, FUA, discard and write-zeroes): fio verify, pass-down, ext4.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 nvme=${PCM_NVME:-}
 # shellcheck disable=SC2015 # skip unless both tests hold

@@ -3,7 +3,7 @@
 # Constructor bad-input sweep: every table line here must be refused with
 # the expected ti->error, leave no device behind and the module unheld.
 # The runner fails the test on any kernel warning.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 16 || skip_all "brd not available"
 len=$(pcm_len /dev/ram0)

@@ -3,7 +3,7 @@
 # Message bad-input sweep: every malformed message fails with EINVAL, says
 # why in the kernel log, and changes neither status nor table; then the
 # valid verbs do what they say, live and while suspended.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 16 || skip_all "brd not available"
 pcm_create msg /dev/ram0

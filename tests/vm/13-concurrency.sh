@@ -3,7 +3,7 @@
 # Concurrency and load: four devices at once, io_uring and libaio at depth
 # 128 with numjobs = CPUs, remove under I/O, and suspend/resume, same-table
 # reloads and message storms while fio writes and verifies.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 32 4 || skip_all "brd not available"

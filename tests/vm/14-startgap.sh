@@ -6,11 +6,11 @@
 # it with what was written; gap_interval:1 rotates the device until start
 # has wrapped at least twice, with fio verify after every rotation.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 16 || skip_all "brd not available"
-here=$(dirname "$0")
+here=$(dirname "$0")/lib	# the helpers (lib/*.py)
 
 # oracle NAME SAMPLES: random sectors of NAME, read through dm-pcm and at
 # the backing sector the registers predict, must agree.

@@ -4,7 +4,7 @@
 # suspend/resume, a reload, remove + create, and a module reload; the
 # data verifies (fio verify_only) after each.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 32 || skip_all "brd not available"

@@ -8,7 +8,7 @@
 # survived, and every block written before the last completed fsync must
 # verify.  PCM_POWER_CUTS sets the number of cuts (default 20 at full
 # PCM_SCALE, 5 in make check).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 cuts=${PCM_POWER_CUTS:-$(scaled 20 3)}
 modprobe dm-flakey 2>/dev/null || skip_all "dm-flakey not available"

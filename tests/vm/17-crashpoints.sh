@@ -6,11 +6,11 @@
 # fresh ramdisk up to every flush and FUA entry in turn (logreplay.py,
 # written from the kernel's log-writes.rst); at each crash point dm-pcm
 # must load read-only and every batch marked before that point verifies.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 modprobe dm-log-writes 2>/dev/null || skip_all "dm-log-writes not available"
 brd_load 16 3 || skip_all "brd not available"
-here=$(dirname "$0")
+here=$(dirname "$0")/lib	# the helpers (lib/*.py)
 words="gap_interval:1 domains:2"
 # PCM_CRASH_BATCHES: batches written (10 at full PCM_SCALE, ~133 crash
 # points; 3 in make check)

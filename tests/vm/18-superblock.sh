@@ -6,7 +6,7 @@
 # device whose superblocks are zeros but whose rows hold data (a device
 # that grew under dm-pcm: an extended dm-linear "LV").
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 16 || skip_all "brd not available"
 dev=/dev/ram0

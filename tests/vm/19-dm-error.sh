@@ -15,11 +15,11 @@
 # on a meta_device and fails only that device: writes refused, reads
 # work, a resume is refused until the device is back, data intact.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 8 2 || skip_all "brd not available"
-here=$(dirname "$0")
+here=$(dirname "$0")/lib	# the helpers (lib/*.py)
 T=30			# bound on every single command that may block
 sz=$(sectors /dev/ram0)
 linear="0 $sz linear /dev/ram0 0"

@@ -14,7 +14,7 @@
 # suspend/resume clears it, and every byte written before verifies
 # (live, after the resume, and after remove + create).
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 F=/sys/kernel/debug/fail_make_request
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null

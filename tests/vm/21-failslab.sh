@@ -17,7 +17,7 @@
 # dm-pcm's, and rmmod dm_pcm works.  PCM_FAILSLAB_BUDGET bounds the loops
 # (seconds in all, default 540); a loop cut short is reported as a skip.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 D=/sys/kernel/debug
 mountpoint -q $D || mount -t debugfs none $D 2>/dev/null

@@ -23,7 +23,7 @@
 #
 # PCM_STORM_SECS (default $(scaled 60 15): 60 s at PCM_SCALE=100) sets the
 # length of the time-based phase.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 32 || skip_all "brd not available"

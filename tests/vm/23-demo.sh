@@ -11,7 +11,7 @@
 # figures: fsck clean, the table as long as 'pcmctl length' says, the
 # calibration measured and set, and dm-pcm's counters consistent with the
 # bytes fio moved.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 out=/tmp/demo

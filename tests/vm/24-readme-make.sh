@@ -8,7 +8,7 @@
 # and the soak's PASS with its summary's verdict empty.  (make demo is
 # 23's; make check is this suite; make unit, make lint and the other make
 # commands' dry forms are the host unit tests' test-readme-make.py.)
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 out=/tmp/readme-make

@@ -8,7 +8,7 @@
 # goes down as one bio; an empty meta_device is refused.
 # Slow moves come from dm-delay under the data or the metadata.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 modprobe dm-delay 2>/dev/null || skip_all "dm-delay not available"

@@ -9,7 +9,7 @@
 # fio's latencies are checked against lower bounds only, the rest against
 # the model's own figures in status, which do not depend on how fast this
 # machine is.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 64 || skip_all "brd not available"
 

@@ -6,7 +6,7 @@
 # -fn clean, files intact after a remount.  Behaviour only: the papers'
 # figures are the host model's (tests/host/test-presets.py) and the
 # benchmarks'.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v fio >/dev/null || skip_all "fio not installed"
 brd_load 64 || skip_all "brd not available"

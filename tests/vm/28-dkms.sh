@@ -10,7 +10,7 @@
 # /var/lib/dkms get a tmpfs overlay for the test's length, so that DKMS
 # and depmod write where they always do.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 command -v dkms >/dev/null || skip_all "dkms not installed (tools/install-deps installs it)"
 # Measured on 2 cores under TCG (other VMs beside it): make dkms-install

@@ -12,7 +12,7 @@
 # inline and with ecc_workqueue, give the same counts), and on ecc:none
 # rber's errors reach the reader.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
 rm -f /dev/mapper/ecc	# not a device: a file a failed run left

@@ -10,7 +10,7 @@
 # fail), with start-gap on and randomize the same writes leave max/mean
 # near 1.
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 8 2 || skip_all "brd not available"
 

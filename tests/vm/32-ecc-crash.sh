@@ -13,11 +13,11 @@
 # "clear_injected" clears it durably.  An empty flush reaches the
 # meta_device (dm-log-writes counts it).  Crash points: states of a
 # dm-log-writes log, any entry a cut, load, resync and read back.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 modprobe dm-flakey 2>/dev/null || skip_all "dm-flakey not available"
 brd_load 4 3 || skip_all "brd not available"
-here=$(dirname "$0")
+here=$(dirname "$0")/lib	# the helpers (lib/*.py)
 field() { status_field "$1" "$2"; }
 sz=$(sectors /dev/ram0)
 up="0 $sz linear /dev/ram0 0"

@@ -7,7 +7,7 @@
 # Then two jobs write the even and the odd sectors of the same rows side
 # by side (parity read-modify-writes of one row in flight together):
 # every sector must still decode.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
 field() { status_field "$1" "$2"; }

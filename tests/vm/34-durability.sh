@@ -45,9 +45,9 @@
 # (sections 1-3b, ~60 % of the test) are dm-pcm's own ordering of its
 # writes over the pcm_io() path 16 and 17 run there; make check-full
 # runs every section on both kernels (tests/vm/tiers).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
-here=$(dirname "$0")
+here=$(dirname "$0")/lib	# the helpers (lib/*.py)
 brd_load 16 5 || skip_all "brd not available"
 RS=4096
 # PCM_SECTIONS="3b 5": only those sections (the cache flags are always

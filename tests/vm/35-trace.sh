@@ -30,7 +30,7 @@
 # (issue 45, item 6).  tools/vm-run and tests/vm/run record that as this
 # test's skip, with the Oops's lines (tests/README.md, "The emulator's
 # int3"); any other death fails.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 for t in fio blktrace blkparse; do
 	command -v $t >/dev/null || skip_all "$t not installed"

@@ -9,7 +9,7 @@
 # fields as documented, and each firing where it should (held, late, ECC
 # corrected and uncorrectable, a row reaching its endurance, a gap move).
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 32 || skip_all "brd not available"
 command -v trace-cmd >/dev/null || skip_all "trace-cmd not installed (tools/install-deps)"
@@ -228,7 +228,7 @@ print('\n'.join(lines[i:j]))
 PY
 	expect "the .rst has a Tracepoints section with commands" grep -q '^  # trace-cmd' /tmp/tracepoints.rst
 	# shellcheck disable=SC2097,SC2098 # PCM_ROOT=$PCM_ROOT puts the shell's value in the command's environment
-	PCM_ROOT=$PCM_ROOT python3 "$PCM_ROOT/tests/vm/doc-examples.py" /tmp/tracepoints.rst > /tmp/doc.out 2>&1
+	PCM_ROOT=$PCM_ROOT python3 "$PCM_ROOT/tests/vm/lib/doc-examples.py" /tmp/tracepoints.rst > /tmp/doc.out 2>&1
 	rc=$?
 	sed 's/^/# /' /tmp/doc.out
 	expect_eq "the example runs and prints what the .rst says" "$rc" 0

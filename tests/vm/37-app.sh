@@ -19,7 +19,7 @@
 # ramdisk filled; ~230 s for the device: mkfs, the copy, the server
 # started twice, pgbench -i -s 5, fsck); two devices at scale 1 took 434
 # s beside four VMs before; not yet measured on a quiet host.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 # shellcheck disable=SC2012 # ls -d of PostgreSQL directories: plain names
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)

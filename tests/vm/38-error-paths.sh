@@ -24,7 +24,7 @@
 #   metadata       mlower fails under gap moves (metadata:failed): writes
 #                  refused once it is back, reads of earlier data intact
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 brd_load 16 2 || skip_all "brd not available"
 T=30			# bound on every command that may block

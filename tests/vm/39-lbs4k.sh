@@ -13,7 +13,7 @@
 # 512 bytes at a time: an I/O error on 6.12) come back whole.  On
 # null_blk also: power cuts (dm-flakey drop_writes) with ecc:bch and gap
 # moves, ext4 with 4 KiB blocks, and pcmctl create.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 field() { status_field "$1" "$2"; }
 ecc_bad() { status_field "$1" ecc_uncorrectable_sectors ecc_silent_sectors | tr ' ' /; }

@@ -18,7 +18,7 @@
 # ~2-3 with another VM), 255 to 590 s alone in a boot (the first pcm-bench
 # of a boot spends 60 to 245 s before its device, Python and the programs
 # read over 9p; 590 s at this commit: Documentation/testing/budget-log.md).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/lib.sh"
 
 out=/tmp/app-kv
 rm -rf $out

@@ -26,7 +26,7 @@
   calibrate this host's completion overhead (overhead_ns): pcm-bench
             calibrate and timing, and a characterization at its start
   tap       TAP, the one Python printer of it: every Python test's (tests/host,
-            tests/vm), as tap.h is the C tests' and tests/vm/lib.sh the shell's
+            tests/vm), as tap.h is the C tests' and tests/vm/lib/lib.sh the shell's
 
 A tool in tools/ puts its own directory first in sys.path and imports
 "from pcmlib import ...".  Only the standard library.

@@ -6,7 +6,7 @@ The line is what "dmsetup status" prints after "START LENGTH pcm": one
 key:value word per field, in the order of FIELDS
 (Documentation/admin-guide/device-mapper/dm-pcm.rst, "Status";
 pcm_status_info() in dm-pcm/dm-pcm-target.c).  tools/pcmctl, tools/soak,
-tools/pcm-bench, tools/pcmlib/storm.py and tests/vm/lib.sh (status_field,
+tools/pcm-bench, tools/pcmlib/storm.py and tests/vm/lib/lib.sh (status_field,
 through --keys) take the field list and the parsing from here.
 
   parse(words)          the words, as an ordered dict (lenient: any
@@ -266,7 +266,7 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    # run as a script (tests/vm/lib.sh, 22-message-storm): tools/ holds the package
+    # run as a script (tests/vm/lib/lib.sh, 22-message-storm): tools/ holds the package
     import os
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from pcmlib import cli

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""TAP for every Python test, as tap.h for the C ones and tests/vm/lib.sh
+"""TAP for every Python test, as tap.h for the C ones and tests/vm/lib/lib.sh
 (pass, fail, skip, expect) for the shell ones: the one Python printer of
 TAP lines.  A case (a function) runs any number of checks and prints one
 'ok N - name' line; a crash fails its case, not the run.  result() is a

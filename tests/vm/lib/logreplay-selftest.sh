@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Self-test of tests/vm/logreplay.py in the VM (not an NN-*.sh suite test):
+# Self-test of tests/vm/lib/logreplay.py in the VM (not an NN-*.sh suite test):
 #   1. writes with known flush points through dm-log-writes, replayed to
 #      every crash point and compared with a model of what was durable;
 #   2. the CLI on bad input: bad magic, truncated log, past the end (exit 2);
 #   3. a 4096-byte-sector device (entry sectors count sectorsize blocks);
 #   4. ext4 (mkfs, files, fsync, sync, umount) replayed to every crash point
 #      after the mkfs mark, fsck clean at each.
-# Run: tools/vm-run --no-build --no-insmod -- bash tests/vm/logreplay-selftest.sh
+# Run: tools/vm-run --no-build --no-insmod -- bash tests/vm/lib/logreplay-selftest.sh
 # shellcheck disable=SC2317 # helpers run through expect, trap or wait_for, which shellcheck cannot follow
 . "$(dirname "$0")/lib.sh"
 

@@ -14,7 +14,7 @@ T_N=0
 T_FAIL=0
 T_SKIP=0
 KSFT_SKIP=4
-PCM_ROOT=${PCM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+PCM_ROOT=${PCM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 
 # PCM_SCALE: how much of its full size every heavy loop runs, in percent
 # (suspend/resume cycles, power cuts, crash points, storm seconds, fuzz
@@ -204,7 +204,7 @@ status_field() {
 }
 
 # power_cut DEV SEED BLOCKS MAX_S CUT_CMD...: from zeros (so that only this
-# round's blocks are on DEV), tests/vm/versioned.py writes BLOCKS 4 KiB
+# round's blocks are on DEV), tests/vm/lib/versioned.py writes BLOCKS 4 KiB
 # blocks to DEV in flushed batches of 8 (seed SEED) in the background;
 # after 0.3 to MAX_S seconds (drawn from SEED) CUT_CMD cuts the power
 # under it (e.g. swaps a dm-flakey drop_writes table in), writes go on
@@ -217,7 +217,7 @@ power_cut() {
 	blkdiscard -z "$dev" || return 1
 	rm -f /tmp/progress
 	# (python3 itself, not the py function: $! must be the writer's pid)
-	python3 -S "$PCM_ROOT/tests/vm/versioned.py" write "$dev" "$seed" /tmp/progress \
+	python3 -S "$PCM_ROOT/tests/vm/lib/versioned.py" write "$dev" "$seed" /tmp/progress \
 		--blocks "$blocks" --batch 8 &
 	wpid=$!
 	sleep "$(py -c "import random; print(random.Random($seed).uniform(0.3, $max))")"
@@ -257,7 +257,7 @@ power_cuts() {
 			{ fail "cut $i: power back on"; return 1; }
 		dmsetup create "$pc" --table "$table" ||
 			{ fail "cut $i: dm-pcm loads after the cut"; return 1; }
-		if py "$PCM_ROOT/tests/vm/versioned.py" check "/dev/mapper/$pc" $((seed + i)) \
+		if py "$PCM_ROOT/tests/vm/lib/versioned.py" check "/dev/mapper/$pc" $((seed + i)) \
 			"$durable" --blocks "$blocks" --batch 8; then
 			cuts_survived=$((cuts_survived + 1))
 		else

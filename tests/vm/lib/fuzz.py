@@ -19,8 +19,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'tools'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), 'tools'))
 from pcmlib import dmioctl, tap  # noqa: E402 (sys.path set first)
 
 U64 = 2 ** 64
@@ -34,7 +34,7 @@ def module_params():
     the values of the enumerated ones, the names "set" may change, and
     each preset's defaults of row_size and domains (the geometry the
     oracle needs)."""
-    root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..')
+    root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..', '..')
     out = subprocess.run([os.path.join(root, 'tools', 'pcmctl'), 'params', '--json'],
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     params, choices, runtime, presets = {}, {}, set(), {}

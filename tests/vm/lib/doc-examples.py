@@ -20,8 +20,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'tools'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), 'tools'))
 from pcmlib import tap  # noqa: E402 (sys.path set first)
 
 # what only the VM may run: device-mapper, block devices, modules, tracing

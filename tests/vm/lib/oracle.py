@@ -35,7 +35,7 @@ def main():
     length = int(subprocess.check_output(['blockdev', '--getsz', dev]))
     rnd = random.Random(length)     # the same samples on every run
     secs = [str(rnd.randrange(length)) for _ in range(n)]
-    root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..')
+    root = os.environ.get('PCM_ROOT') or os.path.join(os.path.dirname(__file__), '..', '..', '..')
     pcmctl = os.path.join(root, 'tools', 'pcmctl')
     out = subprocess.check_output([pcmctl, 'map', name] + secs, text=True)
     buf = mmap.mmap(-1, mmap.PAGESIZE)  # page-aligned, as O_DIRECT needs
