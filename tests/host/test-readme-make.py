@@ -88,6 +88,8 @@ def main():
         ('make check-full DEBUG=0', [r'tools/check --full'], [r'--build-debug', r'debug']),
         ('make check-debug DEBUG_TESTS="01 14"', [r'--debug-tests "01 14"'], []),
         ('make check-debug RESUME=1', [r'--debug-resume'], []),
+        ('make check-rt', [r'tools/debug-kernel --rt', r'vm-run --kernel "\$rel" --icount --cpus 1 ',
+                           r'tests/vm/run 30-ecc 38-error-paths'], []),
         ('make demo NATIVE=1', [r'tools/demo --native'], []),
         ('make soak SOAK_MINUTES=3', [r'tools/soak .*--minutes 3'], []),
         ('make bench BENCH_ARGS=startgap', [r'tools/pcm-bench +startgap'], []),
