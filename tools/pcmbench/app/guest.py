@@ -263,6 +263,11 @@ class AppGuest:
         r['latency'] = latency_figures(read_logs(prefix))
         self.sh(f'for f in {prefix}.*; do xz -c "$f" > {logs}/"${{f##*/}}".xz && rm "$f"; done',
                 record=False)
+        return self.unmount(path, r)
+
+    def unmount(self, path, r):
+        """The file system off @path, checked (fsck.ext4 -fn), the device
+        removed; what they gave goes into @r, which is returned."""
         self.sh(f'umount {MOUNT}')
         fsck = subprocess.run(['fsck.ext4', '-fn', path], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
@@ -448,11 +453,4 @@ class AppGuest:
             self.sh(f'cd /; rmdir {CGROUP} 2>/dev/null; '
                     f'dmesg | tail -n +{dmesg_n + 1} > {logs}/d{k}-dmesg.txt; true',
                     record=False)
-        self.sh(f'umount {MOUNT}')
-        fsck = subprocess.run(['fsck.ext4', '-fn', path], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        self.g.commands.append(f'fsck.ext4 -fn {path}')
-        r['fsck_rc'], r['fsck'] = fsck.returncode, fsck.stdout.strip().splitlines()[-1:]
-        self.g.cleanup()     # the device removed
-        r['removed'] = not os.path.exists(path)
-        return r
+        return self.unmount(path, r)
